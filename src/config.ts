@@ -1,0 +1,78 @@
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+
+// Environment variables set to an empty string count as unset.
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === "" ? undefined : value), schema);
+
+const isoDate = z.iso.date().or(z.iso.datetime({ offset: true }));
+
+const envSchema = z
+  .object({
+    NODE_ENV: optional(z.enum(["development", "production", "test"]).default("development")),
+    PORT: optional(z.coerce.number().int().min(0).max(65535).default(8000)),
+    HOST: optional(z.string().default("127.0.0.1")),
+    DATABASE_URL: optional(
+      z
+        .string()
+        .regex(/^(file:|postgres(ql)?:\/\/)/, "must start with file: or postgresql://")
+        .default("file:./data/agents.db"),
+    ),
+    JWT_SECRET: optional(z.string().optional()),
+    JWT_ALGORITHM: optional(z.enum(["HS256", "HS384", "HS512"]).default("HS256")),
+    ACCESS_TOKEN_EXPIRE_MINUTES: optional(z.coerce.number().int().min(1).max(525_600).default(30)),
+    API_KEYS: optional(z.string().default("")),
+    AUTH_POLICY: optional(z.enum(["open", "writes", "all"]).default("open")),
+    DEFAULT_API_VERSION: optional(z.enum(["1", "2"]).default("1")),
+    API_V1_SUNSET: optional(isoDate.optional()),
+    SEED_SAMPLE_DATA: optional(z.stringbool().default(true)),
+    BODY_LIMIT: optional(
+      z
+        .string()
+        .regex(/^\d+(b|kb|mb)?$/i, "must be a size such as 1mb, 512kb or 1048576")
+        .default("1mb"),
+    ),
+    LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
+  })
+  .superRefine((env, ctx) => {
+    if (env.NODE_ENV !== "production") return;
+    if (!env.JWT_SECRET) {
+      ctx.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "is required when NODE_ENV=production" });
+    } else if (Buffer.byteLength(env.JWT_SECRET) < 32) {
+      ctx.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "must be at least 32 bytes" });
+    }
+  });
+
+export type Config = ReturnType<typeof loadConfig>;
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once; throws a ConfigError whose message is one line naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue?.path[0] ?? "environment");
+    throw new ConfigError(`Invalid configuration: ${name} ${issue?.message ?? "is invalid"}`);
+  }
+  const e = parsed.data;
+  return {
+    nodeEnv: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    // Unset outside production: a random secret, so tokens die with the process.
+    jwtSecret: e.JWT_SECRET ?? randomBytes(32).toString("hex"),
+    jwtAlgorithm: e.JWT_ALGORITHM,
+    accessTokenExpireMinutes: e.ACCESS_TOKEN_EXPIRE_MINUTES,
+    apiKeys: e.API_KEYS.split(",")
+      .map((key) => key.trim())
+      .filter(Boolean),
+    authPolicy: e.AUTH_POLICY,
+    defaultApiVersion: Number(e.DEFAULT_API_VERSION) as 1 | 2,
+    apiV1Sunset: e.API_V1_SUNSET,
+    seedSampleData: e.SEED_SAMPLE_DATA,
+    bodyLimit: e.BODY_LIMIT,
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,54 @@
+import { execFile } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { promisify } from "node:util";
+import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaClient as PostgresClient } from "./generated/postgresql/client.js";
+import { PrismaClient as SqliteClient } from "./generated/sqlite/client.js";
+
+/**
+ * Both generated clients have the same models and methods; services are typed
+ * against the SQLite one and work with either.
+ */
+export type Db = SqliteClient;
+export type DbProvider = "sqlite" | "postgresql";
+
+export const providerOf = (url: string): DbProvider => (/^postgres(ql)?:/.test(url) ? "postgresql" : "sqlite");
+
+const sqlitePath = (url: string) => url.replace(/^file:/, "").split("?")[0] ?? "";
+
+export async function connectDatabase(url: string): Promise<Db> {
+  if (providerOf(url) === "postgresql") {
+    const client = new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) });
+    return client as unknown as Db;
+  }
+  const path = sqlitePath(url);
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  // timeout = busy timeout, so several processes can share the file.
+  const db = new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: path, timeout: 5000 }) });
+  // WAL with synchronous=NORMAL: durable across process crashes, and writes
+  // cost a fraction of the default journal's. The adapter keeps one connection.
+  await db.$queryRawUnsafe("PRAGMA journal_mode = WAL");
+  await db.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
+  await db.$queryRawUnsafe("PRAGMA foreign_keys = ON");
+  return db;
+}
+
+const run = promisify(execFile);
+const projectRoot = new URL("..", import.meta.url).pathname.replace(/dist\/$/, "");
+
+/** Applies pending migrations with Prisma's CLI (JS schema engine: nothing is downloaded). */
+export async function migrateDatabase(url: string): Promise<void> {
+  let cliUrl = url;
+  if (providerOf(url) === "sqlite") {
+    // The CLI runs in the project folder; a relative path means the caller's folder.
+    const path = resolve(sqlitePath(url));
+    mkdirSync(dirname(path), { recursive: true });
+    cliUrl = `file:${path}`;
+  }
+  await run(process.execPath, [`${projectRoot}node_modules/prisma/build/index.js`, "migrate", "deploy"], {
+    cwd: projectRoot,
+    env: { ...process.env, DATABASE_URL: cliUrl },
+  });
+}

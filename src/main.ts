@@ -1,0 +1,56 @@
+import type { Server } from "node:http";
+import { createApp } from "./app.js";
+import { ConfigError, loadConfig } from "./config.js";
+import { connectDatabase, migrateDatabase } from "./db.js";
+import { createLogger } from "./logger.js";
+
+// In-flight requests get this long to finish after SIGTERM/SIGINT.
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main() {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+  const logger = createLogger(config.logLevel);
+
+  await migrateDatabase(config.databaseUrl);
+  const db = await connectDatabase(config.databaseUrl);
+  const app = createApp({ db, config, logger });
+
+  const server: Server = app.listen(config.port, config.host, () => {
+    const address = server.address();
+    const port = typeof address === "object" && address ? address.port : config.port;
+    logger.info({ host: config.host, port }, `listening on http://${config.host}:${port}`);
+  });
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    const forced = setTimeout(() => {
+      logger.warn("in-flight requests did not finish in time; closing them");
+      server.closeAllConnections();
+    }, SHUTDOWN_GRACE_MS);
+    forced.unref();
+    server.close(async () => {
+      await db.$disconnect();
+      logger.info("stopped");
+      logger.flush();
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,48 @@
+import { z } from "zod";
+
+const codePoints = (value: string) => {
+  let count = 0;
+  for (const _ of value) count++;
+  return count;
+};
+
+/**
+ * A text field whose length counts Unicode code points (SPEC §1). Lone
+ * surrogates and U+0000 are rejected: neither database can store them faithfully.
+ */
+export const text = (min: number, max: number) =>
+  z
+    .string()
+    .check((ctx) => {
+      const value = ctx.value;
+      if (!value.isWellFormed()) {
+        ctx.issues.push({ code: "custom", input: value, message: "must be well-formed Unicode (no lone surrogates)" });
+      } else if (value.includes("\u0000")) {
+        ctx.issues.push({ code: "custom", input: value, message: "must not contain U+0000" });
+      } else {
+        const length = codePoints(value);
+        if (length < min)
+          ctx.issues.push({
+            code: "custom",
+            input: value,
+            message: `must have at least ${min} character${min === 1 ? "" : "s"}`,
+          });
+        if (length > max)
+          ctx.issues.push({ code: "custom", input: value, message: `must have at most ${max} characters` });
+      }
+    })
+    .meta({ minLength: min, maxLength: max });
+
+/** Any string names a resource: one that is not a UUID simply matches nothing (404). */
+export const resourceId = (description: string) =>
+  z.string().meta({ description, format: "uuid", example: "4b1c5e0a-8f3d-4c2b-9a6e-1f2d3c4b5a69" });
+
+export const timestamp = z.iso.datetime().meta({ example: "2026-11-25T22:39:57.123Z" });
+
+export const pagination = {
+  skip: z.int().min(0).default(0).meta({ description: "Number of items to skip" }),
+  limit: z.int().min(1).max(1000).default(100).meta({ description: "Maximum number of items to return" }),
+};
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (value: string) => uuidPattern.test(value);

@@ -1,0 +1,52 @@
+import type { AddressInfo } from "node:net";
+import { Writable } from "node:stream";
+import { inject } from "vitest";
+import { createApp } from "../../src/app.js";
+import { loadConfig } from "../../src/config.js";
+import { createLogger } from "../../src/logger.js";
+import { createTestDatabase, type TestDatabase } from "./databases.js";
+
+export interface TestApp {
+  baseUrl: string;
+  database: TestDatabase;
+  /** Every log line the app wrote, parsed. */
+  logs: Record<string, unknown>[];
+  /** fetch against the app: `app.request("/agents", { method: "POST", json: {...} })`. */
+  request: (path: string, init?: RequestInit & { json?: unknown }) => Promise<Response>;
+  close: () => Promise<void>;
+}
+
+/** The real app on its own fresh database, listening on a free port. */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const database = await createTestDatabase(inject("templateDatabase"));
+  const config = loadConfig({ SEED_SAMPLE_DATA: "false", ...env, DATABASE_URL: database.url });
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, callback) {
+      for (const line of String(chunk).split("\n").filter(Boolean)) logs.push(JSON.parse(line));
+      callback();
+    },
+  });
+  const logger = createLogger("info", sink as never);
+  const app = createApp({ db: database.db, config, logger });
+  const server = app.listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    baseUrl,
+    database,
+    logs,
+    request: (path, { json, headers, ...init } = {}) =>
+      fetch(`${baseUrl}${path}`, {
+        ...init,
+        headers: json === undefined ? headers : { "content-type": "application/json", ...headers },
+        body: json === undefined ? init.body : JSON.stringify(json),
+      }),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await database.drop();
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { randomBytes } from "node:crypto";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { connectDatabase, type Db, migrateDatabase } from "../../src/db.js";
+
+/**
+ * Every test file gets its own database, copied from a template migrated once
+ * per run: a SQLite file, or a PostgreSQL database (`npm run test:pg`).
+ */
+export const testProvider = process.env.TEST_DATABASE === "postgresql" ? "postgresql" : "sqlite";
+export const postgresAdminUrl = process.env.TEST_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
+
+const withDatabase = (url: string, name: string) => {
+  const parsed = new URL(url);
+  parsed.pathname = `/${name}`;
+  return parsed.toString();
+};
+
+async function adminQuery(sql: string) {
+  const client = new pg.Client({ connectionString: postgresAdminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates and migrates the template; returns what `createTestDatabase` needs and a clean-up. */
+export async function createTemplate(): Promise<{ template: string; cleanup: () => Promise<void> }> {
+  if (testProvider === "postgresql") {
+    const name = `agents_template_${process.pid}_${randomBytes(3).toString("hex")}`;
+    await adminQuery(`CREATE DATABASE ${name}`);
+    await migrateDatabase(withDatabase(postgresAdminUrl, name));
+    return { template: name, cleanup: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "agents-test-"));
+  const file = join(dir, "template.db");
+  await migrateDatabase(`file:${file}`);
+  return { template: file, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface TestDatabase {
+  url: string;
+  db: Db;
+  drop: () => Promise<void>;
+}
+
+export async function createTestDatabase(template: string): Promise<TestDatabase> {
+  const suffix = randomBytes(6).toString("hex");
+  if (testProvider === "postgresql") {
+    const name = `agents_test_${suffix}`;
+    await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+    const url = withDatabase(postgresAdminUrl, name);
+    const db = await connectDatabase(url);
+    return {
+      url,
+      db,
+      drop: async () => {
+        await db.$disconnect();
+        await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      },
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "agents-db-"));
+  const file = join(dir, "agents.db");
+  copyFileSync(template, file);
+  const url = `file:${file}`;
+  const db = await connectDatabase(url);
+  return {
+    url,
+    db,
+    drop: async () => {
+      await db.$disconnect();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
