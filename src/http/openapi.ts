@@ -24,7 +24,11 @@ export const securitySchemes = {
 export type ExtraPaths = Parameters<typeof generateOpenApiDocument>[1]["paths"];
 
 export function buildOpenApiDocument(router: AppRouter, version: string, extraPaths: ExtraPaths = {}) {
-  const metas = new Map([...procedureMetas(router)].map(([, meta]) => [meta.openapi?.operationId, meta]));
+  const metas = new Map(
+    [...procedureMetas(router).values()].flatMap((meta) =>
+      meta.openapi ? [[operationKey(meta.openapi.method, meta.openapi.path), meta] as const] : [],
+    ),
+  );
   const document = generateOpenApiDocument(router as never, {
     title: "Agent Management API",
     description:
@@ -35,9 +39,9 @@ export function buildOpenApiDocument(router: AppRouter, version: string, extraPa
     paths: extraPaths,
   });
 
-  for (const pathItem of Object.values(document.paths ?? {})) {
+  for (const [path, pathItem] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
-      const meta = metas.get(operation.operationId);
+      const meta = metas.get(operationKey(method, path));
       if (!meta) continue;
       const status = meta.successStatus ?? 200;
       const success = operation.responses["200"];
@@ -52,12 +56,17 @@ export function buildOpenApiDocument(router: AppRouter, version: string, extraPa
       if (operation.security === undefined) delete operation.security;
     }
   }
+  // The adapter's own error schemas (`error.BAD_REQUEST`, …) describe bodies this service never sends.
+  const generatedSchemas = (document.components?.schemas ?? {}) as Record<string, unknown>;
+  for (const name of Object.keys(generatedSchemas)) if (name.startsWith("error.")) delete generatedSchemas[name];
   document.components = {
     ...document.components,
     ...errorComponents(document.components),
   } as OpenAPIObject["components"] & object;
   return document;
 }
+
+const operationKey = (method: string, path: string) => `${method.toUpperCase()} ${path.replace(/\/$/, "")}`;
 
 const withLocation = (response: Operation["responses"][string]) => ({
   ...response,

@@ -9,7 +9,15 @@ const byId = z.object({ agent_id: agentId });
 export const agentsRouter = router({
   list: publicProcedure
     .meta({
-      openapi: { method: "GET", path: "/agents", tags, summary: "List agents", protect: false, errorResponses: [400] },
+      openapi: {
+        method: "GET",
+        path: "/agents",
+        operationId: "listAgents",
+        tags,
+        summary: "List agents",
+        protect: false,
+        errorResponses: [400],
+      },
     })
     .input(AgentListQuery)
     .output(z.array(Agent))
@@ -20,6 +28,7 @@ export const agentsRouter = router({
       openapi: {
         method: "GET",
         path: "/agents/{agent_id}",
+        operationId: "getAgent",
         tags,
         summary: "Get an agent",
         protect: false,
@@ -35,6 +44,7 @@ export const agentsRouter = router({
       openapi: {
         method: "POST",
         path: "/agents",
+        operationId: "createAgent",
         tags,
         summary: "Create an agent",
         protect: false,
@@ -52,6 +62,7 @@ export const agentsRouter = router({
       openapi: {
         method: "PUT",
         path: "/agents/{agent_id}",
+        operationId: "replaceAgent",
         tags,
         summary: "Replace an agent's name and type",
         protect: false,
@@ -67,6 +78,7 @@ export const agentsRouter = router({
       openapi: {
         method: "DELETE",
         path: "/agents/{agent_id}",
+        operationId: "deleteAgent",
         tags,
         summary: "Delete an agent and its tasks",
         protect: false,
