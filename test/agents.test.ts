@@ -148,7 +148,7 @@ describe("PUT /agents/{agent_id}", () => {
     expect(res.status).toBe(200);
     const replaced = (await res.json()) as Record<string, string>;
     expect(replaced).toMatchObject({ ...body, id: agent.id, status: "idle", created_at: agent.created_at });
-    expect(replaced.updated_at >= agent.updated_at).toBe(true);
+    expect(Date.parse(String(replaced.updated_at))).toBeGreaterThanOrEqual(Date.parse(agent.updated_at));
     const again = await app.request(`/agents/${agent.id}`, { method: "PUT", json: body });
     expect(again.status).toBe(200);
     expect(await app.request(`/agents/${agent.id}`).then((r) => r.json())).toMatchObject(body);

@@ -54,7 +54,11 @@ describe("request bodies", () => {
   });
 
   it("a body that is not JSON is 415", async () => {
-    const res = await app.request("/agents", { method: "POST", body: "name=a", headers: { "content-type": "text/plain" } });
+    const res = await app.request("/agents", {
+      method: "POST",
+      body: "name=a",
+      headers: { "content-type": "text/plain" },
+    });
     expect(res.status).toBe(415);
     expect(((await res.json()) as { error: string }).error).toBe("unsupported_media_type");
   });
@@ -88,13 +92,15 @@ describe("X-Request-Id", () => {
   it("echoes a sane client id and logs it on the request's line", async () => {
     const res = await app.request("/agents", { headers: { "x-request-id": "abc-123.def" } });
     expect(res.headers.get("x-request-id")).toBe("abc-123.def");
-    await expect.poll(() => app.logs.find((l) => l.request_id === "abc-123.def")).toMatchObject({
-      msg: "request",
-      method: "GET",
-      path: "/agents",
-      status: 200,
-      duration_ms: expect.any(Number),
-    });
+    await expect
+      .poll(() => app.logs.find((l) => l.request_id === "abc-123.def"))
+      .toMatchObject({
+        msg: "request",
+        method: "GET",
+        path: "/agents",
+        status: 200,
+        duration_ms: expect.any(Number),
+      });
   });
 
   it("generates one for a missing or insane id, on every kind of response", async () => {

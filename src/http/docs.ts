@@ -25,10 +25,11 @@ export function docsRouter(document: object): Router {
   });
   docs.use(
     "/docs",
-    swaggerUi.serveFiles(document),
-    swaggerUi.setup(document, {
+    swaggerUi.serve,
+    swaggerUi.setup(undefined, {
       customSiteTitle: "Agent Management API — Swagger UI",
-      swaggerOptions: { url: "/openapi.json", persistAuthorization: true },
+      swaggerUrl: "/openapi.json",
+      swaggerOptions: { persistAuthorization: true },
     }),
   );
   docs.get("/redoc", (_req, res) => {

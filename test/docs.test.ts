@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "./helpers/app.js";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+type Operation = { operationId: string; summary: string; tags: string[]; responses: Record<string, unknown> };
+const loadDocument = async () => {
+  const res = await app.request("/openapi.json");
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+  return (await res.json()) as {
+    openapi: string;
+    paths: Record<string, Record<string, Operation>>;
+    components: { securitySchemes: Record<string, unknown>; responses: Record<string, unknown> };
+  };
+};
+
+describe("/openapi.json", () => {
+  it("documents every agent operation with its real statuses", async () => {
+    const { openapi, paths } = await loadDocument();
+    expect(openapi).toMatch(/^3\./);
+    const statuses = (path: string, method: string) => Object.keys(paths[path]?.[method]?.responses ?? {}).sort();
+    expect(statuses("/agents", "get")).toEqual(["200", "400", "500"]);
+    expect(statuses("/agents", "post")).toEqual(["201", "400", "413", "415", "500"]);
+    expect(statuses("/agents/{agent_id}", "get")).toEqual(["200", "404", "500"]);
+    expect(statuses("/agents/{agent_id}", "put")).toEqual(["200", "400", "404", "413", "415", "500"]);
+    expect(statuses("/agents/{agent_id}", "delete")).toEqual(["204", "404", "500"]);
+    expect(paths["/agents"]?.post?.responses["201"]).toMatchObject({
+      headers: { Location: expect.any(Object) },
+      content: { "application/json": { schema: { $ref: "#/components/schemas/Agent" } } },
+    });
+    expect(paths["/agents/{agent_id}"]?.delete?.responses["204"]).not.toHaveProperty("content");
+  });
+
+  it("gives every operation an operationId, a summary and a tag", async () => {
+    const { paths } = await loadDocument();
+    for (const operations of Object.values(paths)) {
+      for (const operation of Object.values(operations)) {
+        expect(operation.operationId).toMatch(/^[a-z][A-Za-z0-9]+$/);
+        expect(operation.summary).toEqual(expect.any(String));
+        expect(operation.tags.length).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it("declares the contract's error bodies and security schemes", async () => {
+    const { components } = await loadDocument();
+    expect(components.responses.NotFound).toMatchObject({
+      content: { "application/json": { schema: { $ref: "#/components/schemas/Detail" } } },
+    });
+    expect(components.securitySchemes).toEqual({
+      bearer: expect.objectContaining({ type: "http", scheme: "bearer", bearerFormat: "JWT" }),
+      apiKey: expect.objectContaining({ type: "apiKey", in: "header", name: "X-API-Key" }),
+      oauth2: expect.objectContaining({ type: "oauth2", flows: { password: { tokenUrl: "token", scopes: {} } } }),
+    });
+  });
+});
+
+// Every src/href of a page, resolved against the page.
+const assetsOf = (html: string, page: string) =>
+  [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => new URL(m[1] as string, `http://host${page}`));
+
+describe("/docs and /redoc", () => {
+  it.each(["/docs/", "/redoc"])("%s is served with every asset from this service", async (page) => {
+    const res = await app.request(page);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    const html = await res.text();
+    expect(html).not.toMatch(/(src|href|url)\s*[=(]\s*["']?(https?:)?\/\//i);
+    const assets = assetsOf(html, page);
+    expect(assets.length).toBeGreaterThan(0);
+    for (const asset of assets) {
+      expect(asset.host).toBe("host");
+      const assetRes = await app.request(asset.pathname);
+      expect(assetRes.status, asset.pathname).toBe(200);
+    }
+  });
+
+  it("/docs points Swagger UI at /openapi.json", async () => {
+    const init = await app.request("/docs/swagger-ui-init.js");
+    expect(init.status).toBe(200);
+    expect(await init.text()).toContain('"swaggerUrl": "/openapi.json"');
+  });
+});

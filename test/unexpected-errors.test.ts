@@ -1,0 +1,50 @@
+import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AppRouter } from "../src/routers/index.js";
+import { startTestApp, type TestApp } from "./helpers/app.js";
+
+// A database that lost its tables: every query fails inside Prisma, for real.
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+  await app.database.db.$executeRawUnsafe("DROP TABLE tasks");
+  await app.database.db.$executeRawUnsafe("DROP TABLE agents");
+});
+afterAll(() => app.close());
+
+const leaks = /prisma|sql|table|agents\b|stack|at \w+ \(|node_modules|invalid|Error:/i;
+
+describe("an unexpected failure", () => {
+  it("is a 500 with exactly the contract's body over REST", async () => {
+    for (const [path, init] of [
+      ["/agents", {}],
+      ["/agents/00000000-0000-4000-8000-000000000000", {}],
+      ["/agents", { method: "POST", json: { name: "a", type: "worker" } }],
+    ] as const) {
+      const res = await app.request(path, init);
+      expect(res.status).toBe(500);
+      expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      const text = await res.text();
+      expect(JSON.parse(text)).toEqual({ error: "internal_error", message: "An unexpected error occurred" });
+      expect(text).not.toMatch(leaks);
+    }
+  });
+
+  it("leaks nothing over tRPC either", async () => {
+    const client = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${app.baseUrl}/trpc` })] });
+    const error = await client.agents.list.query({}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TRPCClientError);
+    const { message, data } = error as TRPCClientError<AppRouter>;
+    expect(message).toBe("An unexpected error occurred");
+    expect(data).toEqual({ code: "INTERNAL_SERVER_ERROR", httpStatus: 500, path: "agents.list" });
+  });
+
+  it("is logged server-side with its cause and the request id, and the server keeps serving", async () => {
+    const res = await app.request("/agents", { headers: { "x-request-id": "boom-1" } });
+    expect(res.status).toBe(500);
+    await expect
+      .poll(() => app.logs.find((l) => l.request_id === "boom-1" && l.level === "error"))
+      .toMatchObject({ msg: "unexpected error", err: expect.objectContaining({ stack: expect.any(String) }) });
+    expect((await app.request("/openapi.json")).status).toBe(200);
+  });
+});
