@@ -5,6 +5,7 @@ import packageJson from "../package.json" with { type: "json" };
 import { docsRouter, docsRoutes } from "./http/docs.js";
 import { errorResponse } from "./http/error-response.js";
 import { errorHandler, notFoundOrMethodNotAllowed, type Route } from "./http/fallback.js";
+import { loadShedding } from "./http/load-shedding.js";
 import { buildOpenApiDocument } from "./http/openapi.js";
 import { procedureMetas } from "./http/procedure-metas.js";
 import { requestContext } from "./http/request-context.js";
@@ -26,6 +27,7 @@ export function createApp(deps: AppDeps) {
   const document = buildOpenApiDocument(appRouter, version);
 
   app.use(requestContext(deps.logger));
+  app.use(loadShedding(deps.config.load));
   app.use(
     express.json({
       limit: deps.config.bodyLimit,

@@ -32,6 +32,8 @@ const envSchema = z
         .regex(/^\d+(b|kb|mb)?$/i, "must be a size such as 1mb, 512kb or 1048576")
         .default("1mb"),
     ),
+    MAX_IN_FLIGHT: optional(z.coerce.number().int().min(1).default(1024)),
+    MAX_EVENT_LOOP_DELAY_MS: optional(z.coerce.number().int().min(1).default(1000)),
     LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
   })
   .superRefine((env, ctx) => {
@@ -74,5 +76,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     seedSampleData: e.SEED_SAMPLE_DATA,
     bodyLimit: e.BODY_LIMIT,
     logLevel: e.LOG_LEVEL,
+    load: { maxInFlight: e.MAX_IN_FLIGHT, maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS },
   };
 }

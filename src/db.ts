@@ -35,6 +35,17 @@ export async function connectDatabase(url: string): Promise<Db> {
   return db;
 }
 
+// Prisma's codes for a database that cannot be reached, does not exist, timed
+// out, or dropped the connection: the service is unavailable, not broken.
+const unavailableCodes = new Set(["P1001", "P1002", "P1003", "P1008", "P1017", "P2024"]);
+
+export const isDatabaseUnavailable = (error: unknown): boolean =>
+  typeof error === "object" &&
+  error !== null &&
+  "code" in error &&
+  typeof error.code === "string" &&
+  unavailableCodes.has(error.code);
+
 const run = promisify(execFile);
 const projectRoot = new URL("..", import.meta.url).pathname.replace(/dist\/$/, "");
 

@@ -1,5 +1,6 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
+import { isDatabaseUnavailable } from "../db.js";
 import { AppError } from "../errors.js";
 import type { Context } from "./context.js";
 import { trpcCodeFor } from "./error-codes.js";
@@ -33,11 +34,18 @@ const t = initTRPC
     },
   });
 
-/** Services throw AppError; give it the tRPC code that carries its HTTP status. */
+const databaseUnavailable = () =>
+  new AppError("unavailable", "The database is unavailable; retry shortly", undefined, { "Retry-After": "5" });
+
+/**
+ * Services throw AppError; give it the tRPC code that carries its HTTP status.
+ * A database that cannot be reached becomes the same kind of error (503).
+ */
 const mapAppErrors = t.middleware(async ({ next }) => {
   const result = await next();
-  if (!result.ok && result.error.cause instanceof AppError) {
-    const cause = result.error.cause;
+  if (result.ok) return result;
+  const cause = isDatabaseUnavailable(result.error.cause) ? databaseUnavailable() : result.error.cause;
+  if (cause instanceof AppError) {
     throw new TRPCError({ code: trpcCodeFor(cause.kind), message: cause.message, cause });
   }
   return result;

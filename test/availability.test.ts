@@ -1,0 +1,69 @@
+import { request as httpRequest } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../src/app.js";
+import { loadConfig } from "../src/config.js";
+import { connectDatabase } from "../src/db.js";
+import { createLogger } from "../src/logger.js";
+import { startTestApp, type TestApp } from "./helpers/app.js";
+
+describe("a database that does not answer", () => {
+  it("gives 503 unavailable with Retry-After, not 500", async () => {
+    // Nothing listens on port 1: every query fails to connect.
+    const url = "postgresql://postgres@127.0.0.1:1/test";
+    const db = await connectDatabase(url);
+    const app = createApp({
+      db,
+      config: loadConfig({ DATABASE_URL: url }),
+      logger: createLogger("silent"),
+    });
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/agents`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).toBe("5");
+      expect(await res.json()).toEqual({
+        error: "unavailable",
+        message: "The database is unavailable; retry shortly",
+      });
+    } finally {
+      server.close();
+      await db.$disconnect();
+    }
+  });
+});
+
+describe("overload", () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ MAX_IN_FLIGHT: "1" });
+  });
+  afterAll(() => app.close());
+
+  it("sheds requests beyond the in-flight bound with 503 + Retry-After, then recovers", async () => {
+    const { port } = new URL(app.baseUrl);
+    // A request whose body never completes stays in flight.
+    const stuck = httpRequest({
+      host: "127.0.0.1",
+      port,
+      method: "POST",
+      path: "/agents",
+      headers: { "content-type": "application/json", "content-length": "100" },
+    });
+    stuck.on("error", () => {});
+    stuck.write("{");
+    await expect
+      .poll(async () => {
+        const res = await app.request("/agents");
+        return { status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.json() };
+      })
+      .toEqual({
+        status: 503,
+        retryAfter: "1",
+        body: { error: "unavailable", message: "The service is overloaded; retry shortly" },
+      });
+    stuck.destroy();
+    await expect.poll(async () => (await app.request("/agents")).status).toBe(200);
+  });
+});
