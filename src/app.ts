@@ -42,8 +42,9 @@ export function createApp(deps: AppDeps) {
     createExpressMiddleware({
       router: appRouter,
       createContext: contextFactory(deps),
-      onError({ error }) {
-        if (errorResponse(error).status === 500) deps.logger.error({ err: error }, "unexpected error");
+      onError({ error, req }) {
+        const log = (req as express.Request).res?.locals.log ?? deps.logger;
+        if (errorResponse(error).status === 500) log.error({ err: error }, "unexpected error");
       },
     }),
   );
