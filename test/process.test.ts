@@ -1,14 +1,8 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
-import { testProvider } from "./helpers/databases.js";
-
-const dir = mkdtempSync(join(tmpdir(), "agents-process-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+import { createEmptyDatabase } from "./helpers/databases.js";
 
 function startMain(env: Record<string, string>) {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
@@ -63,14 +57,20 @@ describe("configuration", () => {
   });
 });
 
-describe.runIf(testProvider === "sqlite")("the process", () => {
+describe("the process", () => {
   let main: ReturnType<typeof startMain> | undefined;
-  afterAll(() => {
+  let empty: Awaited<ReturnType<typeof createEmptyDatabase>>;
+  beforeAll(async () => {
+    empty = await createEmptyDatabase();
+  });
+  afterAll(async () => {
     main?.child.kill("SIGKILL");
+    await main?.exited;
+    await empty.drop();
   });
 
   it("migrates an empty database, serves, and on SIGTERM finishes in-flight requests and exits 0", async () => {
-    const started = startMain({ DATABASE_URL: `file:${join(dir, "fresh", "agents.db")}` });
+    const started = startMain({ DATABASE_URL: empty.url });
     main = started;
     const port = await started.listening;
     expect((await fetch(`http://127.0.0.1:${port}/agents`)).status).toBe(200);
@@ -94,5 +94,5 @@ describe.runIf(testProvider === "sqlite")("the process", () => {
     expect(await inFlight).toBe(201);
     expect(await started.exited).toBe(0);
     expect(started.output().stdout).toContain('"msg":"stopped"');
-  });
+  }, 90_000); // migrating PostgreSQL through Prisma's CLI takes seconds
 });
