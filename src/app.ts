@@ -9,6 +9,8 @@ import { buildOpenApiDocument } from "./http/openapi.js";
 import { procedureMetas } from "./http/procedure-metas.js";
 import { requestContext } from "./http/request-context.js";
 import { restHandler } from "./http/rest.js";
+import { tokenRouter, tokenRoutes } from "./http/token.js";
+import { tokenPaths } from "./http/token-openapi.js";
 import { appRouter } from "./routers/index.js";
 import { type AppDeps, contextFactory } from "./trpc/context.js";
 
@@ -23,7 +25,7 @@ export function createApp(deps: AppDeps) {
   const restRoutes: Route[] = [...procedureMetas(appRouter).values()].flatMap((meta) =>
     meta.openapi ? [{ method: meta.openapi.method, path: meta.openapi.path }] : [],
   );
-  const document = buildOpenApiDocument(appRouter, version);
+  const document = buildOpenApiDocument(appRouter, version, tokenPaths, deps.config.authPolicy);
 
   app.use(requestContext(deps.logger));
   app.use(
@@ -45,9 +47,10 @@ export function createApp(deps: AppDeps) {
       },
     }),
   );
+  app.use(tokenRouter(deps));
   app.use(docsRouter(document));
   app.use(restHandler(appRouter, deps, restRoutes));
-  app.use(notFoundOrMethodNotAllowed([...restRoutes, ...docsRoutes]));
+  app.use(notFoundOrMethodNotAllowed([...restRoutes, ...docsRoutes, ...tokenRoutes]));
   app.use(errorHandler(deps.logger));
   return app;
 }
