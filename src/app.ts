@@ -45,6 +45,8 @@ export function createApp(deps: AppDeps) {
       onError({ error }) {
         if (errorResponse(error).status === 500) deps.logger.error({ err: error }, "unexpected error");
       },
+      // tRPC writes its own error body; the headers a 401 or 429 must carry are added here.
+      responseMeta: ({ errors }) => ({ headers: errors[0] ? errorResponse(errors[0]).headers : {} }),
     }),
   );
   app.use(tokenRouter(deps));

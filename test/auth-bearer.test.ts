@@ -143,6 +143,7 @@ describe("GET /trpc/auth.protected", () => {
     expect(await ok.json()).toEqual({ result: { data: { user: user.email } } });
     const refused = await app.request("/trpc/auth.protected");
     expect(refused.status).toBe(401);
+    expect(refused.headers.get("www-authenticate")).toBe("Bearer");
   });
 });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { requestToken } from "./helpers/auth.js";
+import { createEmptyDatabase } from "./helpers/databases.js";
 import { run } from "./helpers/spawn.js";
 
 let app: TestApp;
@@ -9,13 +10,8 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const userCreate = (args: string[], input?: string) =>
-  run(
-    "npm",
-    ["run", "--silent", "user:create", "--", ...args],
-    { ...process.env, DATABASE_URL: app.database.url },
-    input,
-  );
+const userCreate = (args: string[], input?: string, databaseUrl = app.database.url) =>
+  run("npm", ["run", "--silent", "user:create", "--", ...args], { ...process.env, DATABASE_URL: databaseUrl }, input);
 
 describe("npm run user:create", () => {
   it("creates a user who can then sign in, with the e-mail lower-cased", { timeout: 60_000 }, async () => {
@@ -56,5 +52,21 @@ describe("npm run user:create", () => {
     expect(shortPassword.code).toBe(1);
     expect(shortPassword.stderr).toBe(`user:create: password: must have at least 8 characters\n${usage}`);
     expect(await app.database.db.user.count()).toBe(2);
+  });
+
+  it("migrates a database nothing has migrated yet", { timeout: 60_000 }, async () => {
+    const empty = await createEmptyDatabase();
+    try {
+      const done = await userCreate(
+        ["--email", "fresh@example.com", "--password", "a long enough password"],
+        "",
+        empty.url,
+      );
+      expect(done.stderr).toBe("");
+      expect(done.code).toBe(0);
+      expect(done.stdout).toMatch(/^Created user fresh@example\.com /);
+    } finally {
+      await empty.drop();
+    }
   });
 });

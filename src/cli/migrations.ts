@@ -1,5 +1,5 @@
 import { readdirSync } from "node:fs";
-import { type Db, migrateDatabase, providerOf } from "../db.js";
+import { connectDatabase, type Db, migrateDatabase, providerOf } from "../db.js";
 
 const projectRoot = new URL("../..", import.meta.url).pathname.replace(/dist\/$/, "");
 
@@ -24,11 +24,17 @@ async function appliedMigrations(db: Db): Promise<Set<string>> {
 }
 
 /**
- * Migrates the database only when it lacks a migration. Prisma's migrate
- * deploy locks a SQLite file exclusively, which fails while a running service
- * has it open, so a command-line tool must not call it on an up-to-date database.
+ * A client for `url`, migrating the database first only when it lacks a
+ * migration. Prisma's migrate deploy locks a SQLite file exclusively, which
+ * fails while any other connection (a running service's, or this one's) has
+ * it open: so an up-to-date database is never migrated, and this process
+ * closes its own connection while migrating.
  */
-export async function migrateIfBehind(db: Db, url: string): Promise<void> {
+export async function connectMigrated(url: string): Promise<Db> {
+  const db = await connectDatabase(url);
   const applied = await appliedMigrations(db);
-  if (shippedMigrations(url).some((name) => !applied.has(name))) await migrateDatabase(url);
+  if (shippedMigrations(url).every((name) => applied.has(name))) return db;
+  await db.$disconnect();
+  await migrateDatabase(url);
+  return connectDatabase(url);
 }

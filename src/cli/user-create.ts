@@ -4,10 +4,9 @@
 import { text } from "node:stream/consumers";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config.js";
-import { connectDatabase } from "../db.js";
 import { UserCreate } from "../schemas/auth.js";
 import { usersService } from "../services/users.js";
-import { migrateIfBehind } from "./migrations.js";
+import { connectMigrated } from "./migrations.js";
 
 const usage = "usage: npm run user:create -- --email <e-mail> (--password <password> | --password-stdin)";
 
@@ -40,9 +39,8 @@ async function readArguments() {
 async function main() {
   const input = await readArguments();
   const config = loadConfig();
-  const db = await connectDatabase(config.databaseUrl);
+  const db = await connectMigrated(config.databaseUrl);
   try {
-    await migrateIfBehind(db, config.databaseUrl);
     const user = await usersService.create(db, input);
     process.stdout.write(`Created user ${user.email} (id ${user.id})\n`);
   } finally {

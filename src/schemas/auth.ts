@@ -14,8 +14,8 @@ export const TokenRequest = z.object({
   username: text(1, 320).meta({ description: "The user's e-mail address" }),
   password: password(1),
   grant_type: z.literal("password").optional().meta({ description: "Must be `password` when sent" }),
-  // Sent by OAuth2 clients such as Swagger UI; this API has no scopes.
-  scope: z.string().optional(),
+  // Sent by OAuth2 clients such as Swagger UI; accepted and ignored.
+  scope: z.string().optional().meta({ description: "Ignored: this API has no scopes" }),
 });
 
 export const TokenResponse = z

@@ -42,6 +42,21 @@ export async function createTemplate(): Promise<{ template: string; cleanup: () 
   return { template: file, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** A database nothing has migrated yet, for tools that must migrate it themselves. */
+export async function createEmptyDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const suffix = randomBytes(6).toString("hex");
+  if (testProvider === "postgresql") {
+    const name = `agents_empty_${suffix}`;
+    await adminQuery(`CREATE DATABASE ${name}`);
+    return {
+      url: withDatabase(postgresAdminUrl, name),
+      drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "agents-empty-"));
+  return { url: `file:${join(dir, "agents.db")}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 export interface TestDatabase {
   url: string;
   db: Db;
