@@ -23,7 +23,7 @@ function header(ctx: Context, name: string): string | undefined {
 async function userFromAuthorization(ctx: Context, authorization: string): Promise<AuthUser> {
   const token = bearerPattern.exec(authorization)?.[1];
   const userId = token ? verifyAccessToken(token, ctx.config) : undefined;
-  // A token outlives nothing: a user deleted after issue is gone.
+  // A token is worth no more than its user: one deleted after issue makes it invalid.
   const user = userId ? await usersService.findById(ctx.db, userId) : null;
   if (!user) throw invalidCredentials();
   return user;

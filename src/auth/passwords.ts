@@ -14,7 +14,7 @@ const SALT_LENGTH = 16;
 const PREFIX = "scrypt";
 
 function derive(password: string, salt: Buffer, cost: typeof COST, keyLength: number): Promise<Buffer> {
-  // maxmem must exceed 128·N·r; node's default (32 MiB) is exactly our need, so give headroom.
+  // scrypt needs a little over 128·N·r bytes, just past node's default maxmem (32 MiB).
   const options: ScryptOptions = { ...cost, maxmem: 256 * cost.N * cost.r };
   return new Promise((resolve, reject) => {
     scrypt(password.normalize("NFC"), salt, keyLength, options, (error, key) => (error ? reject(error) : resolve(key)));
