@@ -10,6 +10,8 @@ import { buildOpenApiDocument } from "./http/openapi.js";
 import { procedureMetas } from "./http/procedure-metas.js";
 import { requestContext } from "./http/request-context.js";
 import { restHandler } from "./http/rest.js";
+import { tokenRouter, tokenRoutes } from "./http/token.js";
+import { tokenPaths } from "./http/token-openapi.js";
 import { appRouter } from "./routers/index.js";
 import { type AppDeps, contextFactory } from "./trpc/context.js";
 
@@ -24,7 +26,7 @@ export function createApp(deps: AppDeps) {
   const restRoutes: Route[] = [...procedureMetas(appRouter).values()].flatMap((meta) =>
     meta.openapi ? [{ method: meta.openapi.method, path: meta.openapi.path }] : [],
   );
-  const document = buildOpenApiDocument(appRouter, version);
+  const document = buildOpenApiDocument(appRouter, version, tokenPaths, deps.config.authPolicy);
 
   app.use(requestContext(deps.logger));
   app.use(loadShedding(deps.config.load));
@@ -46,11 +48,14 @@ export function createApp(deps: AppDeps) {
         const log = (req as express.Request).res?.locals.log ?? deps.logger;
         if (errorResponse(error).status === 500) log.error({ err: error }, "unexpected error");
       },
+      // tRPC writes its own error body; the headers a 401 or 429 must carry are added here.
+      responseMeta: ({ errors }) => ({ headers: errors[0] ? errorResponse(errors[0]).headers : {} }),
     }),
   );
+  app.use(tokenRouter(deps));
   app.use(docsRouter(document));
   app.use(restHandler(appRouter, deps, restRoutes));
-  app.use(notFoundOrMethodNotAllowed([...restRoutes, ...docsRoutes]));
+  app.use(notFoundOrMethodNotAllowed([...restRoutes, ...docsRoutes, ...tokenRoutes]));
   app.use(errorHandler(deps.logger));
   return app;
 }

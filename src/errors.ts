@@ -8,6 +8,7 @@ export type AppErrorKind =
   | "conflict"
   | "unauthenticated"
   | "forbidden"
+  | "unsupported_media_type"
   | "rate_limited"
   | "unavailable";
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AgentOut } from "../src/schemas/agents.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent } from "./helpers/factories.js";
 
@@ -17,7 +18,7 @@ describe("POST /agents", () => {
     const res = await app.request("/agents", { method: "POST", json: { name: "Scout", type: "assistant" } });
     expect(res.status).toBe(201);
     expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
-    const agent = (await res.json()) as Record<string, unknown>;
+    const agent = (await res.json()) as AgentOut;
     expect(res.headers.get("location")).toBe(`/agents/${agent.id}`);
     expect(agent).toEqual({
       id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),

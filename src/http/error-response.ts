@@ -68,6 +68,7 @@ const statusOf = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  unsupported_media_type: 415,
   rate_limited: 429,
   unavailable: 503,
 } as const;

@@ -66,7 +66,15 @@ const responses: Record<number, [string, Record<string, unknown>]> = {
     {
       description: "Missing or invalid credentials",
       headers: wwwAuthenticate,
-      content: json("Detail", { detail: "Not authenticated" }),
+      content: {
+        "application/json": {
+          schema: { $ref: "#/components/schemas/Detail" },
+          examples: {
+            missing: { summary: "No credentials sent", value: { detail: "Not authenticated" } },
+            invalid: { summary: "Bad or expired token", value: { detail: "Could not validate credentials" } },
+          },
+        },
+      },
     },
   ],
   403: ["Forbidden", { description: "Invalid API key", content: json("Detail", { detail: "Invalid API key" }) }],

@@ -1,4 +1,6 @@
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
+import { acceptedCredentials, type Credential } from "../auth/policy.js";
+import type { Config } from "../config.js";
 import type { AppRouter } from "../routers/index.js";
 import { errorComponents, errorResponseRefs } from "./openapi-errors.js";
 import { procedureMetas } from "./procedure-metas.js";
@@ -16,14 +18,26 @@ export const securitySchemes = {
   oauth2: { type: "oauth2", flows: { password: { tokenUrl: "token", scopes: {} } } },
 } as const;
 
+// A bearer token is also what the oauth2 scheme yields, so both name it.
+const securityOf: Record<Credential, Record<string, string[]>[]> = {
+  bearer: [{ bearer: [] }, { oauth2: [] }],
+  apiKey: [{ apiKey: [] }],
+};
+
 /**
  * The OpenAPI document, built once at start. trpc-to-openapi documents every
  * success as 200 and its own error shape; this rewrites each operation's
- * responses to the contract: its real success status and the real error bodies.
+ * responses to the contract: its real success status and the real error bodies,
+ * and sets its security to exactly what it accepts under the running AUTH_POLICY.
  */
 export type ExtraPaths = Parameters<typeof generateOpenApiDocument>[1]["paths"];
 
-export function buildOpenApiDocument(router: AppRouter, version: string, extraPaths: ExtraPaths = {}) {
+export function buildOpenApiDocument(
+  router: AppRouter,
+  version: string,
+  extraPaths: ExtraPaths = {},
+  authPolicy: Config["authPolicy"] = "open",
+) {
   const metas = new Map(
     [...procedureMetas(router).values()].flatMap((meta) =>
       meta.openapi ? [[operationKey(meta.openapi.method, meta.openapi.path), meta] as const] : [],
@@ -51,9 +65,13 @@ export function buildOpenApiDocument(router: AppRouter, version: string, extraPa
       const errorStatuses = new Set((meta.openapi?.errorResponses as number[] | undefined) ?? []);
       if (["post", "put", "patch"].includes(method)) for (const s of [400, 413, 415]) errorStatuses.add(s);
       errorStatuses.add(500);
+      const credentials = acceptedCredentials(meta.access, authPolicy);
+      // An empty list says "no credentials" explicitly, as linters ask.
+      operation.security = credentials.flatMap((credential) => securityOf[credential]);
+      if (credentials.length > 0) errorStatuses.add(401);
+      if (credentials.includes("apiKey")) errorStatuses.add(403);
       Object.assign(responses, errorResponseRefs([...errorStatuses].sort((a, b) => a - b)));
       operation.responses = responses;
-      if (operation.security === undefined) delete operation.security;
     }
   }
   // The adapter's own error schemas (`error.BAD_REQUEST`, …) describe bodies this service never sends.

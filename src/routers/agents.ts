@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { Agent, AgentCreate, AgentListQuery, agentId } from "../schemas/agents.js";
 import { agentsService } from "../services/agents.js";
-import { publicProcedure, router } from "../trpc/init.js";
+import { readProcedure, router, writeProcedure } from "../trpc/init.js";
 
 const tags = ["agents"];
 const byId = z.object({ agent_id: agentId });
 
 export const agentsRouter = router({
-  list: publicProcedure
+  list: readProcedure
     .meta({
       openapi: {
         method: "GET",
@@ -23,7 +23,7 @@ export const agentsRouter = router({
     .output(z.array(Agent))
     .query(({ ctx, input }) => agentsService.list(ctx.db, input)),
 
-  get: publicProcedure
+  get: readProcedure
     .meta({
       openapi: {
         method: "GET",
@@ -39,7 +39,7 @@ export const agentsRouter = router({
     .output(Agent)
     .query(({ ctx, input }) => agentsService.get(ctx.db, input.agent_id)),
 
-  create: publicProcedure
+  create: writeProcedure
     .meta({
       openapi: {
         method: "POST",
@@ -57,7 +57,7 @@ export const agentsRouter = router({
     .output(Agent)
     .mutation(({ ctx, input }) => agentsService.create(ctx.db, input)),
 
-  replace: publicProcedure
+  replace: writeProcedure
     .meta({
       openapi: {
         method: "PUT",
@@ -73,7 +73,7 @@ export const agentsRouter = router({
     .output(Agent)
     .mutation(({ ctx, input: { agent_id, ...body } }) => agentsService.replace(ctx.db, agent_id, body)),
 
-  remove: publicProcedure
+  remove: writeProcedure
     .meta({
       openapi: {
         method: "DELETE",

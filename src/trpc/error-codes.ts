@@ -7,6 +7,7 @@ const codes: Record<AppErrorKind, TRPC_ERROR_CODE_KEY> = {
   conflict: "CONFLICT",
   unauthenticated: "UNAUTHORIZED",
   forbidden: "FORBIDDEN",
+  unsupported_media_type: "UNSUPPORTED_MEDIA_TYPE",
   rate_limited: "TOO_MANY_REQUESTS",
   unavailable: "SERVICE_UNAVAILABLE",
 };

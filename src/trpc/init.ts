@@ -1,5 +1,7 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
+import { authorize, type Principal, type UserPrincipal } from "../auth/authorize.js";
+import type { Access } from "../auth/policy.js";
 import { isDatabaseUnavailable } from "../db.js";
 import { AppError } from "../errors.js";
 import type { Context } from "./context.js";
@@ -10,6 +12,8 @@ export type ProcedureMeta = {
   successStatus?: 201 | 204;
   /** Location header of a 201 response, from the created resource. */
   location?: (data: { id: string; agent_id?: string }) => string;
+  /** Set by readProcedure/writeProcedure/userProcedure: what AUTH_POLICY asks of the operation. */
+  access?: Access;
 };
 
 const t = initTRPC
@@ -54,3 +58,22 @@ const mapAppErrors = t.middleware(async ({ next }) => {
 export const router = t.router;
 export const publicProcedure = t.procedure.use(mapAppErrors);
 export const createCallerFactory = t.createCallerFactory;
+
+/**
+ * AUTH_POLICY is enforced here and nowhere else. The same `access` goes into
+ * the meta, from which the OpenAPI document derives each operation's security.
+ */
+function procedureWithAccess<A extends Access>(access: A) {
+  return publicProcedure.meta({ access }).use(async ({ ctx, next }) => {
+    // authorize returns a user principal whenever access is "user", or throws.
+    const principal = (await authorize(ctx, access)) as A extends "user" ? UserPrincipal : Principal;
+    return next({ ctx: { principal } });
+  });
+}
+
+/** Agents and tasks reads: open unless AUTH_POLICY=all. */
+export const readProcedure = procedureWithAccess("read");
+/** Agents and tasks writes: open only under AUTH_POLICY=open. */
+export const writeProcedure = procedureWithAccess("write");
+/** Needs a bearer token of an existing user under every policy; ctx.principal.user is that user. */
+export const userProcedure = procedureWithAccess("user");

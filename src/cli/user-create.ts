@@ -1,0 +1,56 @@
+// npm run user:create -- --email <e-mail> --password <password>
+// npm run user:create -- --email <e-mail> --password-stdin   (keeps the password out of shell history)
+// Creates a user in the database of DATABASE_URL, migrating it first if it is behind. Exit code 0 on success, 1 on any error.
+import { text } from "node:stream/consumers";
+import { parseArgs } from "node:util";
+import { loadConfig } from "../config.js";
+import { UserCreate } from "../schemas/auth.js";
+import { usersService } from "../services/users.js";
+import { connectMigrated } from "./migrations.js";
+
+const usage = "usage: npm run user:create -- --email <e-mail> (--password <password> | --password-stdin)";
+
+class UsageError extends Error {}
+
+async function readArguments() {
+  let values: { email?: string; password?: string; "password-stdin"?: boolean };
+  try {
+    ({ values } = parseArgs({
+      options: { email: { type: "string" }, password: { type: "string" }, "password-stdin": { type: "boolean" } },
+    }));
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (values.password !== undefined && values["password-stdin"]) {
+    throw new UsageError("give --password or --password-stdin, not both");
+  }
+  // Only the line break the shell or `echo` adds is dropped: the rest is the password.
+  const password = values["password-stdin"] ? (await text(process.stdin)).replace(/\r?\n$/, "") : values.password;
+  const parsed = UserCreate.safeParse({ email: values.email, password });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = String(issue?.path[0] ?? "arguments");
+    const missing = issue?.code === "invalid_type";
+    throw new UsageError(missing ? `--${field} is required` : `${field}: ${issue?.message ?? "is invalid"}`);
+  }
+  return parsed.data;
+}
+
+async function main() {
+  const input = await readArguments();
+  const config = loadConfig();
+  const db = await connectMigrated(config.databaseUrl);
+  try {
+    const user = await usersService.create(db, input);
+    process.stdout.write(`Created user ${user.email} (id ${user.id})\n`);
+  } finally {
+    await db.$disconnect();
+  }
+}
+
+main().catch((error: unknown) => {
+  // One line on stderr (plus the usage for a usage error); no error here carries the password.
+  const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+  process.stderr.write(`user:create: ${message}\n${error instanceof UsageError ? `${usage}\n` : ""}`);
+  process.exitCode = 1;
+});
