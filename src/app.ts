@@ -15,6 +15,9 @@ import { type AppDeps, contextFactory } from "./trpc/context.js";
 
 export const version = packageJson.version;
 
+/** The OpenAPI document /openapi.json serves; `npm run openapi:document` writes the same one to a file. */
+export const openApiDocument = () => buildOpenApiDocument(appRouter, version);
+
 /** The whole HTTP surface; listening is the caller's job (main.ts, tests). */
 export function createApp(deps: AppDeps) {
   const app = express();
@@ -24,7 +27,7 @@ export function createApp(deps: AppDeps) {
   const restRoutes: Route[] = [...procedureMetas(appRouter).values()].flatMap((meta) =>
     meta.openapi ? [{ method: meta.openapi.method, path: meta.openapi.path }] : [],
   );
-  const document = buildOpenApiDocument(appRouter, version);
+  const document = openApiDocument();
 
   app.use(requestContext(deps.logger));
   app.use(loadShedding(deps.config.load));

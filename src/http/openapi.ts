@@ -50,10 +50,13 @@ export function buildOpenApiDocument(router: AppRouter, version: string, extraPa
       else if (success) responses[String(status)] = status === 201 ? withLocation(success) : success;
       const errorStatuses = new Set((meta.openapi?.errorResponses as number[] | undefined) ?? []);
       if (["post", "put", "patch"].includes(method)) for (const s of [400, 413, 415]) errorStatuses.add(s);
+      // Any operation can fail unexpectedly, or be shed when overloaded or the database is down.
       errorStatuses.add(500);
+      errorStatuses.add(503);
       Object.assign(responses, errorResponseRefs([...errorStatuses].sort((a, b) => a - b)));
       operation.responses = responses;
-      if (operation.security === undefined) delete operation.security;
+      // An empty list says "no credentials" explicitly, as linters ask.
+      operation.security ??= [];
     }
   }
   // The adapter's own error schemas (`error.BAD_REQUEST`, …) describe bodies this service never sends.
@@ -61,7 +64,7 @@ export function buildOpenApiDocument(router: AppRouter, version: string, extraPa
   for (const name of Object.keys(generatedSchemas)) if (name.startsWith("error.")) delete generatedSchemas[name];
   document.components = {
     ...document.components,
-    ...errorComponents(document.components),
+    ...errorComponents(document.components ?? {}, JSON.stringify(document.paths)),
   } as OpenAPIObject["components"] & object;
   return document;
 }
