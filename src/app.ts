@@ -2,6 +2,7 @@ import { isUtf8 } from "node:buffer";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import express from "express";
 import packageJson from "../package.json" with { type: "json" };
+import type { Config } from "./config.js";
 import { docsRouter, docsRoutes } from "./http/docs.js";
 import { errorResponse } from "./http/error-response.js";
 import { errorHandler, notFoundOrMethodNotAllowed, type Route } from "./http/fallback.js";
@@ -17,6 +18,11 @@ import { type AppDeps, contextFactory } from "./trpc/context.js";
 
 export const version = packageJson.version;
 
+/** The OpenAPI document /openapi.json serves; `npm run openapi:document` writes the same one to a file. */
+/** The OpenAPI document; what each operation requires depends on AUTH_POLICY. */
+export const openApiDocument = (authPolicy: Config["authPolicy"] = "open") =>
+  buildOpenApiDocument(appRouter, version, tokenPaths, authPolicy);
+
 /** The whole HTTP surface; listening is the caller's job (main.ts, tests). */
 export function createApp(deps: AppDeps) {
   const app = express();
@@ -26,7 +32,7 @@ export function createApp(deps: AppDeps) {
   const restRoutes: Route[] = [...procedureMetas(appRouter).values()].flatMap((meta) =>
     meta.openapi ? [{ method: meta.openapi.method, path: meta.openapi.path }] : [],
   );
-  const document = buildOpenApiDocument(appRouter, version, tokenPaths, deps.config.authPolicy);
+  const document = openApiDocument(deps.config.authPolicy);
 
   app.use(requestContext(deps.logger));
   app.use(loadShedding(deps.config.load));

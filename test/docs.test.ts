@@ -7,7 +7,16 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-type Operation = { operationId: string; summary: string; tags: string[]; responses: Record<string, unknown> };
+type Schema = { $ref?: string; example?: unknown; examples?: unknown[] };
+type Media = { schema?: Schema; example?: unknown; examples?: object };
+type Body = { content?: Record<string, Media> };
+type Operation = {
+  operationId: string;
+  summary: string;
+  tags: string[];
+  requestBody?: Body;
+  responses: Record<string, Body>;
+};
 const loadDocument = async () => {
   const res = await app.request("/openapi.json");
   expect(res.status).toBe(200);
@@ -15,7 +24,11 @@ const loadDocument = async () => {
   return (await res.json()) as {
     openapi: string;
     paths: Record<string, Record<string, Operation>>;
-    components: { securitySchemes: Record<string, unknown>; responses: Record<string, unknown> };
+    components: {
+      securitySchemes: Record<string, unknown>;
+      responses: Record<string, unknown>;
+      schemas: Record<string, Schema>;
+    };
   };
 };
 
@@ -24,11 +37,11 @@ describe("/openapi.json", () => {
     const { openapi, paths } = await loadDocument();
     expect(openapi).toMatch(/^3\./);
     const statuses = (path: string, method: string) => Object.keys(paths[path]?.[method]?.responses ?? {}).sort();
-    expect(statuses("/agents", "get")).toEqual(["200", "400", "500"]);
-    expect(statuses("/agents", "post")).toEqual(["201", "400", "413", "415", "500"]);
-    expect(statuses("/agents/{agent_id}", "get")).toEqual(["200", "404", "500"]);
-    expect(statuses("/agents/{agent_id}", "put")).toEqual(["200", "400", "404", "413", "415", "500"]);
-    expect(statuses("/agents/{agent_id}", "delete")).toEqual(["204", "404", "500"]);
+    expect(statuses("/agents", "get")).toEqual(["200", "400", "500", "503"]);
+    expect(statuses("/agents", "post")).toEqual(["201", "400", "413", "415", "500", "503"]);
+    expect(statuses("/agents/{agent_id}", "get")).toEqual(["200", "404", "500", "503"]);
+    expect(statuses("/agents/{agent_id}", "put")).toEqual(["200", "400", "404", "413", "415", "500", "503"]);
+    expect(statuses("/agents/{agent_id}", "delete")).toEqual(["204", "404", "500", "503"]);
     expect(paths["/agents"]?.post?.responses["201"]).toMatchObject({
       headers: { Location: expect.any(Object) },
       content: { "application/json": { schema: { $ref: "#/components/schemas/Agent" } } },
@@ -47,6 +60,29 @@ describe("/openapi.json", () => {
     }
   });
 
+  it("gives every request body and success body an example", async () => {
+    const { paths, components } = await loadDocument();
+    const resolve = (schema: Schema = {}) =>
+      schema.$ref ? components.schemas[schema.$ref.replace("#/components/schemas/", "")] : schema;
+    const hasExample = ({ schema, example, examples }: Media) => {
+      const resolved = resolve(schema);
+      return [example, examples, resolved?.example, resolved?.examples].some((e) => e !== undefined);
+    };
+    for (const [path, operations] of Object.entries(paths)) {
+      for (const [method, { requestBody, responses }] of Object.entries(operations)) {
+        const bodies = [
+          ["request", requestBody],
+          ...Object.entries(responses).filter(([status]) => status.startsWith("2")),
+        ] as const;
+        for (const [name, body] of bodies) {
+          for (const media of Object.values(body?.content ?? {})) {
+            expect(hasExample(media), `${method.toUpperCase()} ${path} ${name}`).toBe(true);
+          }
+        }
+      }
+    }
+  });
+
   it("declares the contract's error bodies and security schemes", async () => {
     const { components } = await loadDocument();
     expect(components.responses.NotFound).toMatchObject({
@@ -60,9 +96,11 @@ describe("/openapi.json", () => {
   });
 });
 
-// Every src/href of a page, resolved against the page.
+// Every src/href of a page that the browser fetches, resolved against the page (a data: URL is inline).
 const assetsOf = (html: string, page: string) =>
-  [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => new URL(m[1] as string, `http://host${page}`));
+  [...html.matchAll(/(?:src|href)="([^"]+)"/g)]
+    .map((m) => new URL(m[1] as string, `http://host${page}`))
+    .filter((url) => url.protocol !== "data:");
 
 describe("/docs and /redoc", () => {
   it.each(["/docs/", "/redoc"])("%s is served with every asset from this service", async (page) => {

@@ -1,8 +1,20 @@
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Router } from "express";
 import swaggerUi from "swagger-ui-express";
 
-const redocBundle = createRequire(import.meta.url).resolve("redoc/bundles/redoc.standalone.js");
+const redocBundlePath = createRequire(import.meta.url).resolve("redoc/bundles/redoc.standalone.js");
+
+// ReDoc 2 hard-codes its attribution logo on a CDN (`cdn.redoc.ly`); the docs
+// make no request beyond this service, so the bundle is served with a blank
+// inline image in its place.
+const redocLogo = "https://cdn.redoc.ly/redoc/logo-mini.svg";
+const blankImage = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='1' height='1'/%3E";
+let redocBundle: string | undefined;
+const loadRedocBundle = () => {
+  redocBundle ??= readFileSync(redocBundlePath, "utf8").replace(redocLogo, blankImage);
+  return redocBundle;
+};
 
 const redocPage = `<!DOCTYPE html>
 <html lang="en">
@@ -10,9 +22,10 @@ const redocPage = `<!DOCTYPE html>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>Agent Management API — ReDoc</title>
+    <link rel="icon" href="data:," />
   </head>
   <body>
-    <redoc spec-url="/openapi.json"></redoc>
+    <redoc spec-url="/openapi.json" schema-definitions-tag-name="Schemas"></redoc>
     <script src="/redoc/redoc.standalone.js"></script>
   </body>
 </html>`;
@@ -29,14 +42,16 @@ export function docsRouter(document: object): Router {
     swaggerUi.setup(undefined, {
       customSiteTitle: "Agent Management API — Swagger UI",
       swaggerUrl: "/openapi.json",
-      swaggerOptions: { persistAuthorization: true },
+      // validatorUrl: null, or Swagger UI shows a badge image fetched from
+      // validator.swagger.io (with this document's URL) on any host but localhost.
+      swaggerOptions: { persistAuthorization: true, validatorUrl: null },
     }),
   );
   docs.get("/redoc", (_req, res) => {
     res.type("html").send(redocPage);
   });
   docs.get("/redoc/redoc.standalone.js", (_req, res) => {
-    res.sendFile(redocBundle, { maxAge: "1d" });
+    res.type("js").set("Cache-Control", "public, max-age=86400").send(loadRedocBundle());
   });
   return docs;
 }

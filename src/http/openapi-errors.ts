@@ -128,9 +128,22 @@ export const errorResponseRefs = (statuses: number[]) =>
     }),
   );
 
-export function errorComponents(existing: { schemas?: object; responses?: object } = {}): object {
+const refersTo = (json: string, kind: "schemas" | "responses", name: string) =>
+  json.includes(`"#/components/${kind}/${name}"`);
+
+/**
+ * The error responses and schemas that `paths` (serialised) refers to, added
+ * to the existing components; the others are left out so the document holds
+ * nothing unused.
+ */
+export function errorComponents(existing: { schemas?: object; responses?: object }, paths: string): object {
+  const used = Object.fromEntries(Object.values(responses).filter(([name]) => refersTo(paths, "responses", name)));
+  const referrers = paths + JSON.stringify(used) + JSON.stringify(existing.schemas ?? {});
   return {
-    schemas: { ...existing.schemas, ...schemas },
-    responses: { ...existing.responses, ...Object.fromEntries(Object.values(responses)) },
+    schemas: {
+      ...existing.schemas,
+      ...Object.fromEntries(Object.entries(schemas).filter(([name]) => refersTo(referrers, "schemas", name))),
+    },
+    responses: { ...existing.responses, ...used },
   };
 }

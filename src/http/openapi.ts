@@ -64,7 +64,9 @@ export function buildOpenApiDocument(
       else if (success) responses[String(status)] = status === 201 ? withLocation(success) : success;
       const errorStatuses = new Set((meta.openapi?.errorResponses as number[] | undefined) ?? []);
       if (["post", "put", "patch"].includes(method)) for (const s of [400, 413, 415]) errorStatuses.add(s);
+      // Any operation can fail unexpectedly, or be shed when overloaded or the database is down.
       errorStatuses.add(500);
+      errorStatuses.add(503);
       const credentials = acceptedCredentials(meta.access, authPolicy);
       // An empty list says "no credentials" explicitly, as linters ask.
       operation.security = credentials.flatMap((credential) => securityOf[credential]);
@@ -79,7 +81,7 @@ export function buildOpenApiDocument(
   for (const name of Object.keys(generatedSchemas)) if (name.startsWith("error.")) delete generatedSchemas[name];
   document.components = {
     ...document.components,
-    ...errorComponents(document.components),
+    ...errorComponents(document.components ?? {}, JSON.stringify(document.paths)),
   } as OpenAPIObject["components"] & object;
   return document;
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Agent, AgentCreate, AgentListQuery, agentId } from "../schemas/agents.js";
+import { Agent, AgentCreate, AgentList, AgentListQuery, AgentReplace, agentId } from "../schemas/agents.js";
 import { agentsService } from "../services/agents.js";
 import { readProcedure, router, writeProcedure } from "../trpc/init.js";
 
@@ -20,7 +20,7 @@ export const agentsRouter = router({
       },
     })
     .input(AgentListQuery)
-    .output(z.array(Agent))
+    .output(AgentList)
     .query(({ ctx, input }) => agentsService.list(ctx.db, input)),
 
   get: readProcedure
@@ -69,7 +69,7 @@ export const agentsRouter = router({
         errorResponses: [400, 404],
       },
     })
-    .input(AgentCreate.extend({ agent_id: agentId }))
+    .input(AgentReplace)
     .output(Agent)
     .mutation(({ ctx, input: { agent_id, ...body } }) => agentsService.replace(ctx.db, agent_id, body)),
 

@@ -9,9 +9,21 @@ export const agentType = z.enum(agentTypes).meta({ description: "Kind of agent",
 export const agentStatus = z.enum(agentStatuses).meta({ description: "Lifecycle state" });
 const agentName = text(1, 100).meta({ description: "Display name, 1–100 characters", example: "Research assistant" });
 
-export const AgentCreate = z
-  .object({ name: agentName, type: agentType })
-  .meta({ id: "AgentCreate", example: { name: "Research assistant", type: "assistant" } });
+const agentCreateExample = { name: "Research assistant", type: "assistant" } as const;
+const agentExample = {
+  id: "4b1c5e0a-8f3d-4c2b-9a6e-1f2d3c4b5a69",
+  ...agentCreateExample,
+  status: "idle",
+  created_at: "2026-11-25T22:39:57.123Z",
+  updated_at: "2026-11-25T22:39:57.123Z",
+} as const;
+
+// trpc-to-openapi rebuilds a request body from the input without its path
+// parameters and keeps only `examples` of its meta: request examples go there.
+export const AgentCreate = z.object({ name: agentName, type: agentType }).meta({ examples: [agentCreateExample] });
+
+/** PUT's input: the path's agent id and the full replacement body. */
+export const AgentReplace = AgentCreate.extend({ agent_id: agentId }).meta({ examples: [agentCreateExample] });
 
 export const Agent = z
   .object({
@@ -22,17 +34,9 @@ export const Agent = z
     created_at: timestamp,
     updated_at: timestamp,
   })
-  .meta({
-    id: "Agent",
-    example: {
-      id: "4b1c5e0a-8f3d-4c2b-9a6e-1f2d3c4b5a69",
-      name: "Research assistant",
-      type: "assistant",
-      status: "idle",
-      created_at: "2026-11-25T22:39:57.123Z",
-      updated_at: "2026-11-25T22:39:57.123Z",
-    },
-  });
+  .meta({ id: "Agent", example: agentExample });
+
+export const AgentList = z.array(Agent).meta({ example: [agentExample] });
 
 export const AgentListQuery = z.object({
   ...pagination,

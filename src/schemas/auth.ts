@@ -10,13 +10,15 @@ export const UserCreate = z.object({
 });
 
 /** The OAuth2 password grant's form fields (RFC 6749 §4.3.2). */
-export const TokenRequest = z.object({
-  username: text(1, 320).meta({ description: "The user's e-mail address" }),
-  password: password(1),
-  grant_type: z.literal("password").optional().meta({ description: "Must be `password` when sent" }),
-  // Sent by OAuth2 clients such as Swagger UI; accepted and ignored.
-  scope: z.string().optional().meta({ description: "Ignored: this API has no scopes" }),
-});
+export const TokenRequest = z
+  .object({
+    username: text(1, 320).meta({ description: "The user's e-mail address" }),
+    password: password(1),
+    grant_type: z.literal("password").optional().meta({ description: "Must be `password` when sent" }),
+    // Sent by OAuth2 clients such as Swagger UI; accepted and ignored.
+    scope: z.string().optional().meta({ description: "Ignored: this API has no scopes" }),
+  })
+  .meta({ example: { username: "ada@example.com", password: "correct horse battery staple", grant_type: "password" } });
 
 export const TokenResponse = z
   .object({
@@ -24,11 +26,14 @@ export const TokenResponse = z
     token_type: z.literal("bearer"),
     expires_in: z.int().meta({ description: "Seconds until the token expires" }),
   })
-  .meta({ id: "TokenResponse" });
+  .meta({
+    id: "TokenResponse",
+    example: { access_token: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.…", token_type: "bearer", expires_in: 1800 },
+  });
 
 export const CurrentUser = z
   .object({ user: z.string().meta({ description: "E-mail of the authenticated user", example: "ada@example.com" }) })
-  .meta({ id: "CurrentUser" });
+  .meta({ id: "CurrentUser", example: { user: "ada@example.com" } });
 
 export type UserCreateInput = z.infer<typeof UserCreate>;
 export type TokenRequestInput = z.infer<typeof TokenRequest>;

@@ -1,0 +1,30 @@
+// A typed tRPC client: create, list, replace and delete an agent through the
+// same procedures the REST paths serve. Types come from the router itself.
+// Run: API_URL=http://127.0.0.1:8000 npx tsx examples/trpc-client.ts
+import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
+import type { AppRouter } from "../src/routers/index.js";
+
+const api = createTRPCClient<AppRouter>({
+  links: [httpBatchLink({ url: `${process.env.API_URL ?? "http://127.0.0.1:8000"}/trpc` })],
+});
+
+const agent = await api.agents.create.mutate({ name: "Scout", type: "worker" });
+console.log("created", JSON.stringify(agent));
+
+const idle = await api.agents.list.query({ status: "idle", limit: 10 });
+console.log("listed", JSON.stringify(idle.map((a) => a.id)));
+
+const replaced = await api.agents.replace.mutate({ agent_id: agent.id, name: "Lead", type: "supervisor" });
+console.log("replaced", JSON.stringify(replaced));
+
+await api.agents.remove.mutate({ agent_id: agent.id });
+console.log("deleted", agent.id);
+
+// Business errors carry the HTTP status and the REST error kind.
+try {
+  await api.agents.get.query({ agent_id: agent.id });
+} catch (cause) {
+  if (!(cause instanceof TRPCClientError)) throw cause;
+  const error: TRPCClientError<AppRouter> = cause;
+  console.log("missing", error.data?.httpStatus, error.data?.code, error.message);
+}

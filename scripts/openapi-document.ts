@@ -1,0 +1,13 @@
+// Writes the OpenAPI document the service serves at /openapi.json to a file,
+// for the linter and the client generator: `tsx scripts/openapi-document.ts <file>`.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { openApiDocument } from "../src/app.js";
+
+const file = process.argv[2];
+if (!file) {
+  process.stderr.write("usage: tsx scripts/openapi-document.ts <output file>\n");
+  process.exit(2);
+}
+mkdirSync(dirname(file), { recursive: true });
+writeFileSync(file, `${JSON.stringify(openApiDocument(), null, 2)}\n`);

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { browserForFile, expectSelfContained, openPage, saveScreenshot } from "../helpers/browser.js";
+import { operationElement, tryItOut } from "../helpers/swagger-ui.js";
+
+let app: TestApp;
+const browser = browserForFile();
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => {
+  await browser.close();
+  await app.close();
+});
+
+type Document = { paths: Record<string, Record<string, { operationId: string; tags: string[] }>> };
+const operationsOf = (document: Document) => Object.values(document.paths).flatMap((item) => Object.values(item));
+
+describe("Swagger UI at /docs, in Chromium", { timeout: 90_000 }, () => {
+  it("renders every operation group and every operation of the document", async () => {
+    const document = (await (await app.request("/openapi.json")).json()) as Document;
+    const operations = operationsOf(document);
+    const tags = [...new Set(operations.flatMap((operation) => operation.tags))];
+    expect(tags.length).toBeGreaterThan(0);
+
+    const docs = await openPage(await browser.get(), app.baseUrl, "/docs/");
+    const { page } = docs;
+    await page.locator(".opblock-tag").first().waitFor();
+    expect(await page.locator(".opblock-tag").evaluateAll((els) => els.map((el) => el.dataset.tag))).toEqual(tags);
+    const shown = await page.locator(".opblock").evaluateAll((els) => els.map((el) => el.id));
+    const expected = operations.flatMap(({ tags, operationId }) =>
+      tags.map((tag) => `operations-${tag}-${operationId}`),
+    );
+    expect(shown.sort()).toEqual(expected.sort());
+    await saveScreenshot(page, "swagger-ui");
+    expectSelfContained(docs);
+    await docs.close();
+  });
+
+  it('"Try it out": POST /agents creates an agent that GET /agents/{agent_id} returns', async () => {
+    const docs = await openPage(await browser.get(), app.baseUrl, "/docs/");
+    const { page } = docs;
+
+    const created = await tryItOut(operationElement(page, "agents", "createAgent"), {
+      body: { name: "From the browser", type: "supervisor" },
+    });
+    expect(created.status).toBe(201);
+    const agent = JSON.parse(created.body) as { id: string };
+    expect(agent).toMatchObject({ name: "From the browser", type: "supervisor", status: "idle" });
+
+    const fetched = await tryItOut(operationElement(page, "agents", "getAgent"), { params: { agent_id: agent.id } });
+    expect(fetched.status).toBe(200);
+    expect(JSON.parse(fetched.body)).toEqual(agent);
+    // The page's call really reached the service.
+    expect(await (await app.request(`/agents/${agent.id}`)).json()).toEqual(agent);
+
+    await saveScreenshot(page, "swagger-ui-try-it-out");
+    expect(docs.requests).toContain(`${docs.origin}/agents/${agent.id}`);
+    expectSelfContained(docs);
+    await docs.close();
+  });
+});

@@ -1,0 +1,99 @@
+import { execFile } from "node:child_process";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "./helpers/app.js";
+import { documentedCommands, root, titledSnippets } from "./helpers/doc-snippets.js";
+
+// The client examples and the docs' snippets, run as a reader would run them.
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+const execute = promisify(execFile);
+const bin = (name: string) => join(root, "node_modules", ".bin", name);
+const documentedServer = "http://127.0.0.1:8000";
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Runs an example with tsx against the test server; its output as [label, rest] per line. */
+async function runExample(file: string): Promise<[string, string][]> {
+  const { stdout } = await execute(bin("tsx"), [file], { cwd: root, env: { ...process.env, API_URL: app.baseUrl } });
+  return stdout
+    .trimEnd()
+    .split("\n")
+    .map((line) => {
+      const space = line.indexOf(" ");
+      return [line.slice(0, space), line.slice(space + 1)];
+    });
+}
+
+/** tsc's report on the files of `dir` (none when they type-check), with the project's compiler options. */
+async function typeCheck(dir: string, files: string[]): Promise<string> {
+  const tsconfig = join(dir, "tsconfig.json");
+  writeFileSync(tsconfig, JSON.stringify({ extends: join(root, "tsconfig.json"), include: files }));
+  const result = await execute(bin("tsc"), ["--noEmit", "-p", tsconfig]).catch((error: { stdout: string }) => error);
+  return result.stdout;
+}
+
+describe("the docs' snippets", () => {
+  it("are exactly the files they name, and every example is shown", () => {
+    const snippets = titledSnippets();
+    for (const { doc, file, code } of snippets) {
+      expect(code, `${doc}: the snippet of ${file}`).toBe(readFileSync(join(root, file), "utf8"));
+    }
+    const shown = new Set(snippets.map((snippet) => snippet.file));
+    for (const example of readdirSync(join(root, "examples"))) expect(shown).toContain(`examples/${example}`);
+  });
+});
+
+describe("the REST client example", { timeout: 120_000 }, () => {
+  it("type-checks against types generated, as the docs say, from the served document", async () => {
+    const commands = new Set(documentedCommands("npx openapi-typescript "));
+    expect(commands.size).toBe(1);
+    const [, , url, flag, output] = [...commands][0]?.split(" ") ?? [];
+    expect([url, flag, output]).toEqual([`${documentedServer}/openapi.json`, "-o", "generated/openapi.ts"]);
+
+    // A scratch copy of the example beside freshly generated types, inside the
+    // project so that its imports resolve from node_modules.
+    const scratch = join(root, "test-results", "rest-client");
+    rmSync(scratch, { recursive: true, force: true });
+    mkdirSync(join(scratch, "examples"), { recursive: true });
+    copyFileSync(join(root, "examples/rest-client.ts"), join(scratch, "examples/rest-client.ts"));
+    await execute(bin("openapi-typescript"), [`${app.baseUrl}/openapi.json`, "-o", join(scratch, output as string)]);
+    expect(readFileSync(join(scratch, output as string), "utf8")).toContain('"/agents/{agent_id}"');
+
+    expect(await typeCheck(scratch, ["examples/rest-client.ts"])).toBe("");
+  });
+
+  it("creates, reads, lists, replaces and deletes an agent", async () => {
+    const lines = await runExample("examples/rest-client.ts");
+    expect(lines.map(([label]) => label)).toEqual(["created", "read", "listed", "replaced", "deleted", "missing"]);
+    const [location, createdJson] = (lines[0]?.[1] ?? "").split(" ");
+    const created = JSON.parse(createdJson as string) as { id: string };
+    expect(created).toMatchObject({ id: expect.stringMatching(uuid), name: "Scout", type: "worker", status: "idle" });
+    expect(location).toBe(`/agents/${created.id}`);
+    expect(JSON.parse(lines[1]?.[1] as string)).toEqual(created);
+    expect(JSON.parse(lines[2]?.[1] as string)).toEqual([created.id]);
+    expect(JSON.parse(lines[3]?.[1] as string)).toMatchObject({ id: created.id, name: "Lead", type: "supervisor" });
+    expect(lines[4]?.[1]).toBe("204");
+    expect(lines[5]?.[1]).toBe('404 {"detail":"Agent not found"}');
+    expect((await app.request(`/agents/${created.id}`)).status).toBe(404);
+  });
+});
+
+describe("the tRPC client example", { timeout: 60_000 }, () => {
+  it("creates, lists, replaces and deletes an agent", async () => {
+    const lines = await runExample("examples/trpc-client.ts");
+    expect(lines.map(([label]) => label)).toEqual(["created", "listed", "replaced", "deleted", "missing"]);
+    const created = JSON.parse(lines[0]?.[1] as string) as { id: string };
+    expect(created).toMatchObject({ id: expect.stringMatching(uuid), name: "Scout", type: "worker", status: "idle" });
+    expect(JSON.parse(lines[1]?.[1] as string)).toEqual([created.id]);
+    expect(JSON.parse(lines[2]?.[1] as string)).toMatchObject({ id: created.id, name: "Lead", type: "supervisor" });
+    expect(lines[3]?.[1]).toBe(created.id);
+    expect(lines[4]?.[1]).toBe("404 NOT_FOUND Agent not found");
+    expect((await app.request(`/agents/${created.id}`)).status).toBe(404);
+  });
+});

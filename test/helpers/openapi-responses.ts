@@ -1,0 +1,67 @@
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import formats from "ajv-formats";
+
+type Schema = Record<string, unknown>;
+type Response = { $ref?: string; content?: Record<string, { schema?: Schema }> };
+export type OpenApiDocument = {
+  paths: Record<string, Record<string, { responses: Record<string, Response> }>>;
+  components: { schemas?: Record<string, Schema>; responses?: Record<string, Response> };
+};
+
+export interface ObservedResponse {
+  method: string;
+  /** The path template of the operation, e.g. `/agents/{agent_id}`. */
+  path: string;
+  status: number;
+  contentType: string | null;
+  /** The raw body text. */
+  body: string;
+}
+
+/**
+ * Checks real responses against an OpenAPI 3.1 document: the status must be
+ * documented for the operation, and the body must match that response's
+ * schema (JSON Schema 2020-12, `$ref`s resolved into the document's
+ * components). Returns the problems found, none when the response agrees.
+ */
+export function responseChecker(document: OpenApiDocument) {
+  const ajv = new Ajv2020({ allErrors: true, strict: true });
+  // OpenAPI's `example` annotates schemas; `components` carries the $ref targets.
+  ajv.addVocabulary(["example", "components"]);
+  formats.default(ajv);
+  const validators = new Map<string, ValidateFunction>();
+
+  const documented = (method: string, path: string, status: number): Response | undefined => {
+    const response = document.paths[path]?.[method.toLowerCase()]?.responses[String(status)];
+    const name = response?.$ref?.replace("#/components/responses/", "");
+    return name ? document.components.responses?.[name] : response;
+  };
+
+  const validatorFor = (key: string, schema: Schema) => {
+    let validate = validators.get(key);
+    if (!validate) {
+      validate = ajv.compile({ ...schema, components: { schemas: document.components.schemas ?? {} } });
+      validators.set(key, validate);
+    }
+    return validate;
+  };
+
+  return (observed: ObservedResponse): string[] => {
+    const { method, path, status, contentType, body } = observed;
+    const operation = `${method.toUpperCase()} ${path} → ${status}`;
+    const response = documented(method, path, status);
+    if (!response) return [`${operation}: status not documented`];
+    const schema = response.content?.["application/json"]?.schema;
+    if (!schema) return body === "" ? [] : [`${operation}: documented without a body, got ${JSON.stringify(body)}`];
+    if (!contentType?.startsWith("application/json")) return [`${operation}: content type ${contentType}, not JSON`];
+    let value: unknown;
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return [`${operation}: body is not JSON: ${JSON.stringify(body)}`];
+    }
+    const validate = validatorFor(operation, schema);
+    if (validate(value)) return [];
+    return (validate.errors ?? []).map((e) => `${operation}: body${e.instancePath} ${e.message} (${e.schemaPath})`);
+  };
+}
