@@ -36,7 +36,7 @@ export async function connectDatabase(url: string): Promise<Db> {
 }
 
 const run = promisify(execFile);
-const projectRoot = new URL("..", import.meta.url).pathname.replace(/dist\/$/, "");
+export const projectRoot = new URL("..", import.meta.url).pathname.replace(/dist\/$/, "");
 
 /** Applies pending migrations with Prisma's CLI (JS schema engine: nothing is downloaded). */
 export async function migrateDatabase(url: string): Promise<void> {

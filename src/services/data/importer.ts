@@ -1,0 +1,204 @@
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { CsvError, parse } from "csv-parse";
+import { type Db, projectRoot } from "../../db.js";
+import { Prisma } from "../../generated/sqlite/client.js";
+import { CellError } from "./cleaning.js";
+import { type CsvTable, csvTables } from "./csv-tables.js";
+
+/** The copy of the published files that ships with the project (data/sample/sg/README.md). */
+export const sampleDataDir = join(projectRoot, "data", "sample", "sg");
+
+/** A bad file: names the file, the line where the record starts and the column. */
+export class ImportError extends Error {
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    readonly column: { index: number; name: string } | undefined,
+    readonly reason: string,
+  ) {
+    const where = column ? `line ${line}, column ${column.index} (${column.name})` : `line ${line}`;
+    super(`${file}, ${where}: ${reason}; nothing from this file was imported`);
+    this.name = "ImportError";
+  }
+}
+
+export interface FileProgress {
+  file: string;
+  bytes: number;
+  totalBytes: number;
+  rows: number;
+  /** True once, when the file is completely read. */
+  done: boolean;
+}
+
+export interface FileSummary {
+  file: string;
+  table: string;
+  rows: number;
+  /** Rows the table did not have before: 0 when the same file is imported again. */
+  added: number;
+}
+
+// 500 rows × 7 columns stays far below both databases' limit on bound parameters.
+const BATCH_ROWS = 500;
+// The whole sample imports in seconds; a much larger file still fits.
+const TRANSACTION_TIMEOUT_MS = 10 * 60_000;
+
+const quote = (name: string) => `"${name}"`;
+
+export async function rowCount(db: Pick<Db, "$queryRawUnsafe">, table: string): Promise<number> {
+  const [row] = await db.$queryRawUnsafe<{ n: bigint | number }[]>(`SELECT COUNT(*) AS n FROM ${quote(table)}`);
+  return Number(row?.n ?? 0);
+}
+
+/** One multi-row INSERT … ON CONFLICT DO UPDATE: same SQL on SQLite and PostgreSQL. */
+function upsert(tx: Prisma.TransactionClient, table: CsvTable, rows: Map<string, (string | number)[]>) {
+  const names = Object.keys(table.columns);
+  const updates = names.filter((name) => !table.key.includes(name));
+  return tx.$executeRaw`INSERT INTO ${Prisma.raw(quote(table.table))} (${Prisma.raw(names.map(quote).join(", "))})
+    VALUES ${Prisma.join([...rows.values()].map((values) => Prisma.sql`(${Prisma.join(values)})`))}
+    ON CONFLICT (${Prisma.raw(table.key.map(quote).join(", "))})
+    DO UPDATE SET ${Prisma.raw(updates.map((name) => `${quote(name)} = excluded.${quote(name)}`).join(", "))}`;
+}
+
+/** Positions of the table's columns in the file, from its header line. */
+function columnIndexes(file: string, header: string[], table: CsvTable): Map<string, number> {
+  const names = header.map((name) => name.toLowerCase());
+  const indexes = new Map<string, number>();
+  for (const name of Object.keys(table.columns)) {
+    const index = names.indexOf(name);
+    if (index === -1) throw new ImportError(file, 1, undefined, `column "${name}" is missing from the header`);
+    indexes.set(name, index);
+  }
+  return indexes;
+}
+
+/**
+ * Streams one CSV file into its table inside one transaction: every row is
+ * cleaned and upserted by its natural key, and the first bad row rolls the
+ * whole file back.
+ */
+export async function importCsvFile(
+  db: Db,
+  path: string,
+  table: CsvTable,
+  onProgress: (progress: FileProgress) => void = () => {},
+): Promise<FileSummary> {
+  const file = path;
+  const keyPositions = table.key.map((name) => Object.keys(table.columns).indexOf(name));
+  const totalBytes = (await stat(path)).size;
+  const before = await rowCount(db, table.table);
+  const rows = await db.$transaction(
+    async (tx) => {
+      const input = createReadStream(path);
+      const parser = parse({ info: true, bom: true, trim: true, relax_column_count: true, skip_empty_lines: true });
+      input.on("error", (error) => parser.destroy(error));
+      let bytes = 0;
+      input.on("data", (chunk) => {
+        bytes += chunk.length;
+      });
+      input.pipe(parser);
+
+      let indexes: Map<string, number> | undefined;
+      let batch = new Map<string, (string | number)[]>();
+      let rows = 0;
+      let lastLine = 0;
+      try {
+        for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+          // A quoted cell may span lines; errors name the line where the record starts.
+          const line = info.lines - record.join("").split("\n").length + 1;
+          lastLine = info.lines;
+          if (!indexes) {
+            indexes = columnIndexes(file, record, table);
+            continue;
+          }
+          const values = cleanRow(file, line, record, indexes, table);
+          // The same key twice in one file: the later row wins, as a second import would.
+          batch.set(keyPositions.map((position) => values[position]).join("\u0000"), values);
+          rows++;
+          if (batch.size >= BATCH_ROWS) {
+            await upsert(tx, table, batch);
+            batch = new Map();
+            onProgress({ file: basename(path), bytes, totalBytes, rows, done: false });
+          }
+        }
+      } catch (error) {
+        if (error instanceof CsvError) throw parserError(file, lastLine + 1, error, indexes);
+        throw error;
+      } finally {
+        input.destroy();
+      }
+      if (!indexes) throw new ImportError(file, 1, undefined, "the file is empty (no header line)");
+      if (batch.size > 0) await upsert(tx, table, batch);
+      onProgress({ file: basename(path), bytes: totalBytes, totalBytes, rows, done: true });
+      return rows;
+    },
+    { maxWait: 10_000, timeout: TRANSACTION_TIMEOUT_MS },
+  );
+  return { file: basename(path), table: table.table, rows, added: (await rowCount(db, table.table)) - before };
+}
+
+function cleanRow(file: string, line: number, record: string[], indexes: Map<string, number>, table: CsvTable) {
+  return [...indexes].map(([name, index]) => {
+    const column = { index: index + 1, name };
+    const raw = record[index];
+    if (raw === undefined) throw new ImportError(file, line, column, "the row ends before this column");
+    try {
+      return table.columns[name]?.(raw) ?? raw;
+    } catch (error) {
+      if (error instanceof CellError) throw new ImportError(file, line, column, error.message);
+      throw error;
+    }
+  });
+}
+
+function parserError(file: string, line: number, error: CsvError, indexes: Map<string, number> | undefined) {
+  const index = typeof error.index === "number" ? error.index : undefined;
+  const name = index === undefined ? undefined : [...(indexes ?? [])].find(([, i]) => i === index)?.[0];
+  const column = index === undefined ? undefined : { index: index + 1, name: name ?? `field ${index + 1}` };
+  const reason =
+    error.code === "CSV_QUOTE_NOT_CLOSED"
+      ? "a quoted value is never closed"
+      : error.message.replace(/ at line \d+.*$/, "");
+  return new ImportError(file, line, column, reason);
+}
+
+/**
+ * Imports every known file (cars.csv, coe.csv, pqp.csv) found in `dir`, each
+ * in its own transaction. `only` limits the import to some tables.
+ */
+export interface ImportOptions {
+  /** Called while a file is read, for a progress bar. */
+  onProgress?: (progress: FileProgress) => void;
+  /** Called when a file is committed: a later file's failure does not undo it. */
+  onFile?: (summary: FileSummary) => void;
+  only?: readonly CsvTable[];
+}
+
+export async function importDirectory(
+  db: Db,
+  dir: string,
+  { onProgress, onFile, only = csvTables }: ImportOptions = {},
+): Promise<FileSummary[]> {
+  const present = [];
+  for (const table of only) {
+    const path = join(dir, table.file);
+    if (
+      await stat(path).then(
+        () => true,
+        () => false,
+      )
+    )
+      present.push({ path, table });
+  }
+  if (present.length === 0) throw new Error(`${dir} has none of ${only.map((t) => t.file).join(", ")}`);
+  const summaries: FileSummary[] = [];
+  for (const { path, table } of present) {
+    const summary = await importCsvFile(db, path, table, onProgress);
+    onFile?.(summary);
+    summaries.push(summary);
+  }
+  return summaries;
+}
