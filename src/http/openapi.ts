@@ -24,7 +24,10 @@ export const securitySchemes = {
 export type ExtraPaths = Parameters<typeof generateOpenApiDocument>[1]["paths"];
 
 export function buildOpenApiDocument(router: AppRouter, version: string, extraPaths: ExtraPaths = {}) {
-  const metas = new Map([...procedureMetas(router)].map(([, meta]) => [meta.openapi?.operationId, meta]));
+  // trpc-to-openapi names an operation after its procedure path unless the meta names it.
+  const metas = new Map(
+    [...procedureMetas(router)].map(([path, meta]) => [meta.openapi?.operationId ?? path.replaceAll(".", "-"), meta]),
+  );
   const document = generateOpenApiDocument(router as never, {
     title: "Agent Management API",
     description:
@@ -37,7 +40,7 @@ export function buildOpenApiDocument(router: AppRouter, version: string, extraPa
 
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
-      const meta = metas.get(operation.operationId);
+      const meta = operation.operationId ? metas.get(operation.operationId) : undefined;
       if (!meta) continue;
       const status = meta.successStatus ?? 200;
       const success = operation.responses["200"];
