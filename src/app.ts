@@ -9,6 +9,8 @@ import { buildOpenApiDocument } from "./http/openapi.js";
 import { procedureMetas } from "./http/procedure-metas.js";
 import { requestContext } from "./http/request-context.js";
 import { restHandler } from "./http/rest.js";
+import { versionedApi } from "./http/versioning.js";
+import { documentVersionedRoutes } from "./http/versioning-openapi.js";
 import { appRouter } from "./routers/index.js";
 import { type AppDeps, contextFactory } from "./trpc/context.js";
 
@@ -23,7 +25,8 @@ export function createApp(deps: AppDeps) {
   const restRoutes: Route[] = [...procedureMetas(appRouter).values()].flatMap((meta) =>
     meta.openapi ? [{ method: meta.openapi.method, path: meta.openapi.path }] : [],
   );
-  const document = buildOpenApiDocument(appRouter, version);
+  const document = documentVersionedRoutes(buildOpenApiDocument(appRouter, version), appRouter, deps.config);
+  const versioned = versionedApi(deps);
 
   app.use(requestContext(deps.logger));
   app.use(
@@ -46,8 +49,9 @@ export function createApp(deps: AppDeps) {
     }),
   );
   app.use(docsRouter(document));
+  app.use(versioned.handler);
   app.use(restHandler(appRouter, deps, restRoutes));
-  app.use(notFoundOrMethodNotAllowed([...restRoutes, ...docsRoutes]));
+  app.use(notFoundOrMethodNotAllowed([...restRoutes, ...docsRoutes, ...versioned.routes]));
   app.use(errorHandler(deps.logger));
   return app;
 }

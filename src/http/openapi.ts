@@ -41,7 +41,8 @@ export function buildOpenApiDocument(router: AppRouter, version: string, extraPa
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
       const meta = operation.operationId ? metas.get(operation.operationId) : undefined;
-      if (!meta) continue;
+      // Versioned data routes have their own formats: http/versioning-openapi.ts documents them.
+      if (!meta || meta.apiVersion) continue;
       const status = meta.successStatus ?? 200;
       const success = operation.responses["200"];
       const responses: Operation["responses"] = {};

@@ -1,8 +1,10 @@
 import { createCallerFactory, router } from "../trpc/init.js";
 import { agentsRouter } from "./agents.js";
+import { dataRouter } from "./data/index.js";
 
 export const appRouter = router({
   agents: agentsRouter,
+  data: dataRouter,
 });
 
 /** The router's type, for typed clients: `createTRPCClient<AppRouter>(…)`. */

@@ -9,6 +9,11 @@ export type ProcedureMeta = {
   successStatus?: 201 | 204;
   /** Location header of a 201 response, from the created resource. */
   location?: (data: { id: string; agent_id?: string }) => string;
+  /**
+   * A versioned data route (SPEC §8): served over HTTP by http/versioning.ts,
+   * with this version's formats, headers and caching, at its path and at the root.
+   */
+  apiVersion?: 1 | 2;
 };
 
 const t = initTRPC
