@@ -53,14 +53,19 @@ export async function rowCount(db: Pick<Db, "$queryRawUnsafe">, table: string): 
   return Number(row?.n ?? 0);
 }
 
-/** One multi-row INSERT … ON CONFLICT DO UPDATE: same SQL on SQLite and PostgreSQL. */
+/**
+ * One multi-row INSERT … ON CONFLICT DO UPDATE: same SQL on SQLite and
+ * PostgreSQL. A row whose values are unchanged is not rewritten, so importing
+ * the same file again writes nothing.
+ */
 function upsert(tx: Prisma.TransactionClient, table: CsvTable, rows: Map<string, (string | number)[]>) {
   const names = Object.keys(table.columns);
   const updates = names.filter((name) => !table.key.includes(name));
   return tx.$executeRaw`INSERT INTO ${Prisma.raw(quote(table.table))} (${Prisma.raw(names.map(quote).join(", "))})
     VALUES ${Prisma.join([...rows.values()].map((values) => Prisma.sql`(${Prisma.join(values)})`))}
     ON CONFLICT (${Prisma.raw(table.key.map(quote).join(", "))})
-    DO UPDATE SET ${Prisma.raw(updates.map((name) => `${quote(name)} = excluded.${quote(name)}`).join(", "))}`;
+    DO UPDATE SET ${Prisma.raw(updates.map((name) => `${quote(name)} = excluded.${quote(name)}`).join(", "))}
+    WHERE ${Prisma.raw(updates.map((name) => `${quote(table.table)}.${quote(name)} <> excluded.${quote(name)}`).join(" OR "))}`;
 }
 
 /** Positions of the table's columns in the file, from its header line. */
@@ -108,7 +113,7 @@ export async function importCsvFile(
       try {
         for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
           // A quoted cell may span lines; errors name the line where the record starts.
-          const line = info.lines - record.join("").split("\n").length + 1;
+          const line = info.lines - record.reduce((count, cell) => count + newlinesIn(cell), 0);
           lastLine = info.lines;
           if (!indexes) {
             indexes = columnIndexes(file, record, table);
@@ -138,6 +143,12 @@ export async function importCsvFile(
     { maxWait: 10_000, timeout: TRANSACTION_TIMEOUT_MS },
   );
   return { file: basename(path), table: table.table, rows, added: (await rowCount(db, table.table)) - before };
+}
+
+function newlinesIn(cell: string): number {
+  let count = 0;
+  for (let at = cell.indexOf("\n"); at !== -1; at = cell.indexOf("\n", at + 1)) count++;
+  return count;
 }
 
 function cleanRow(file: string, line: number, record: string[], indexes: Map<string, number>, table: CsvTable) {
