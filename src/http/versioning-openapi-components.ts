@@ -50,11 +50,14 @@ const schemas = {
   },
 };
 
-const headers = {
+const cacheAndVersionHeaders = {
   ETag: { description: "Strong validator of the body; send it back in If-None-Match", schema: { type: "string" } },
   CacheControl: { schema: { type: "string", example: "public, max-age=300" } },
   ApiVersion: { description: "The version that answered", schema: { type: "string", enum: ["1", "2"] } },
   Vary: { description: "At the root, the format depends on X-API-Version", schema: { type: "string" } },
+};
+
+const deprecationHeaders = {
   Deprecation: { description: "v1 is deprecated", schema: { type: "string", const: "true" } },
   Sunset: { description: "The date v1 will be removed", schema: { type: "string" } },
   SuccessorLink: {
@@ -117,5 +120,10 @@ const responses = {
   },
 };
 
-export const versionedComponents = { schemas, headers, responses };
+/** The deprecation headers exist only once v1 has a sunset date. */
+export const versionedComponents = (v1Deprecated: boolean) => ({
+  schemas,
+  headers: v1Deprecated ? { ...cacheAndVersionHeaders, ...deprecationHeaders } : cacheAndVersionHeaders,
+  responses,
+});
 export { ref };

@@ -13,6 +13,7 @@ type Operation = {
   parameters?: unknown[];
   responses: Record<string, Response | { $ref: string }>;
   deprecated?: boolean;
+  security?: unknown[];
 };
 type Document = { paths?: Record<string, Record<string, unknown>>; components?: object; tags?: { name: string }[] };
 
@@ -145,7 +146,8 @@ export function documentVersionedRoutes<T extends object>(
   };
   for (const [version, endpoints] of table) {
     for (const [route, endpoint] of endpoints) {
-      const operation = operationOf(version, route, endpoint);
+      // The data groups never ask for credentials.
+      const operation = { ...operationOf(version, route, endpoint), security: [] };
       if (version === 1 && config.apiV1Sunset) {
         deprecate(operation, endpoint.kind === "redirect" || table.get(2)?.has(route) ? "v2" : undefined);
       }
@@ -158,7 +160,7 @@ export function documentVersionedRoutes<T extends object>(
   }
   doc.tags = tagsOf(doc, config);
   const components = (doc.components ?? {}) as Record<string, Record<string, unknown> | undefined>;
-  for (const [kind, entries] of Object.entries(versionedComponents))
+  for (const [kind, entries] of Object.entries(versionedComponents(Boolean(config.apiV1Sunset))))
     components[kind] = { ...components[kind], ...entries };
   doc.components = components;
   return document;
