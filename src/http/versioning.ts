@@ -1,7 +1,6 @@
 import type { Request, RequestHandler, Response } from "express";
-import packageJson from "../../package.json" with { type: "json" };
 import { appRouter, createCaller } from "../routers/index.js";
-import { databaseAnswers } from "../services/health.js";
+import { healthReport } from "../services/health.js";
 import { type AppDeps, createContextInner } from "../trpc/context.js";
 import { notFoundResponse } from "./error-response.js";
 import { unsupportedVersionResponse, versionedErrorResponse } from "./versioning-errors.js";
@@ -30,12 +29,10 @@ export function versionedApi(deps: AppDeps) {
       return;
     }
     if (endpoint.kind === "health") {
-      const ok = await databaseAnswers(deps.db);
+      const { ok, body } = await healthReport(deps.db);
+      // A health check reports the present: never from a cache.
       res.set("Cache-Control", "no-store");
       if (!ok) res.set("Retry-After", "5");
-      const body = ok
-        ? { status: "ok", database: "ok", version: packageJson.version, uptime_s: Math.floor(process.uptime()) }
-        : { status: "unavailable", database: "unreachable" };
       sendJson(req, res, ok ? 200 : 503, body, false);
       return;
     }

@@ -1,3 +1,4 @@
+import packageJson from "../../package.json" with { type: "json" };
 import type { Db } from "../db.js";
 
 // A database that does not answer within this long counts as down: a health
@@ -19,4 +20,11 @@ export async function databaseAnswers(db: Db, timeoutMs = CHECK_TIMEOUT_MS): Pro
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The body of v1's health check (SPEC §8.3), checked for real each time. */
+export async function healthReport(db: Db) {
+  if (!(await databaseAnswers(db))) return { ok: false, body: { status: "unavailable", database: "unreachable" } };
+  const uptime = Math.floor(process.uptime());
+  return { ok: true, body: { status: "ok", database: "ok", version: packageJson.version, uptime_s: uptime } };
 }

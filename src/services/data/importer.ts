@@ -4,25 +4,13 @@ import { basename, join } from "node:path";
 import { CsvError, parse } from "csv-parse";
 import { type Db, projectRoot } from "../../db.js";
 import { Prisma } from "../../generated/sqlite/client.js";
-import { CellError } from "./cleaning.js";
+import { cleanRow, columnIndexes, ImportError, parserError, startLine } from "./csv-rows.js";
 import { type CsvTable, csvTables } from "./csv-tables.js";
+
+export { ImportError };
 
 /** The copy of the published files that ships with the project (data/sample/sg/README.md). */
 export const sampleDataDir = join(projectRoot, "data", "sample", "sg");
-
-/** A bad file: names the file, the line where the record starts and the column. */
-export class ImportError extends Error {
-  constructor(
-    readonly file: string,
-    readonly line: number,
-    readonly column: { index: number; name: string } | undefined,
-    readonly reason: string,
-  ) {
-    const where = column ? `line ${line}, column ${column.index} (${column.name})` : `line ${line}`;
-    super(`${file}, ${where}: ${reason}; nothing from this file was imported`);
-    this.name = "ImportError";
-  }
-}
 
 export interface FileProgress {
   file: string;
@@ -68,18 +56,6 @@ function upsert(tx: Prisma.TransactionClient, table: CsvTable, rows: Map<string,
     WHERE ${Prisma.raw(updates.map((name) => `${quote(table.table)}.${quote(name)} <> excluded.${quote(name)}`).join(" OR "))}`;
 }
 
-/** Positions of the table's columns in the file, from its header line. */
-function columnIndexes(file: string, header: string[], table: CsvTable): Map<string, number> {
-  const names = header.map((name) => name.toLowerCase());
-  const indexes = new Map<string, number>();
-  for (const name of Object.keys(table.columns)) {
-    const index = names.indexOf(name);
-    if (index === -1) throw new ImportError(file, 1, undefined, `column "${name}" is missing from the header`);
-    indexes.set(name, index);
-  }
-  return indexes;
-}
-
 /**
  * Streams one CSV file into its table inside one transaction: every row is
  * cleaned and upserted by its natural key, and the first bad row rolls the
@@ -91,7 +67,7 @@ export async function importCsvFile(
   table: CsvTable,
   onProgress: (progress: FileProgress) => void = () => {},
 ): Promise<FileSummary> {
-  const file = path;
+  const file = basename(path);
   const keyPositions = table.key.map((name) => Object.keys(table.columns).indexOf(name));
   const totalBytes = (await stat(path)).size;
   const before = await rowCount(db, table.table);
@@ -112,82 +88,54 @@ export async function importCsvFile(
       let lastLine = 0;
       try {
         for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-          // A quoted cell may span lines; errors name the line where the record starts.
-          const line = info.lines - record.reduce((count, cell) => count + newlinesIn(cell), 0);
+          const line = startLine(info.lines, record);
           lastLine = info.lines;
           if (!indexes) {
-            indexes = columnIndexes(file, record, table);
+            indexes = columnIndexes(path, record, table);
             continue;
           }
-          const values = cleanRow(file, line, record, indexes, table);
+          const values = cleanRow(path, line, record, indexes, table);
           // The same key twice in one file: the later row wins, as a second import would.
           batch.set(keyPositions.map((position) => values[position]).join("\u0000"), values);
           rows++;
           if (batch.size >= BATCH_ROWS) {
             await upsert(tx, table, batch);
             batch = new Map();
-            onProgress({ file: basename(path), bytes, totalBytes, rows, done: false });
+            onProgress({ file, bytes, totalBytes, rows, done: false });
           }
         }
       } catch (error) {
-        if (error instanceof CsvError) throw parserError(file, lastLine + 1, error, indexes);
+        if (error instanceof CsvError) throw parserError(path, lastLine + 1, error, indexes);
         throw error;
       } finally {
         input.destroy();
       }
-      if (!indexes) throw new ImportError(file, 1, undefined, "the file is empty (no header line)");
+      if (!indexes) throw new ImportError(path, 1, undefined, "the file is empty (no header line)");
       if (batch.size > 0) await upsert(tx, table, batch);
-      onProgress({ file: basename(path), bytes: totalBytes, totalBytes, rows, done: true });
+      onProgress({ file, bytes: totalBytes, totalBytes, rows, done: true });
       return rows;
     },
     { maxWait: 10_000, timeout: TRANSACTION_TIMEOUT_MS },
   );
-  return { file: basename(path), table: table.table, rows, added: (await rowCount(db, table.table)) - before };
+  return { file, table: table.table, rows, added: (await rowCount(db, table.table)) - before };
 }
 
-function newlinesIn(cell: string): number {
-  let count = 0;
-  for (let at = cell.indexOf("\n"); at !== -1; at = cell.indexOf("\n", at + 1)) count++;
-  return count;
-}
-
-function cleanRow(file: string, line: number, record: string[], indexes: Map<string, number>, table: CsvTable) {
-  return [...indexes].map(([name, index]) => {
-    const column = { index: index + 1, name };
-    const raw = record[index];
-    if (raw === undefined) throw new ImportError(file, line, column, "the row ends before this column");
-    try {
-      return table.columns[name]?.(raw) ?? raw;
-    } catch (error) {
-      if (error instanceof CellError) throw new ImportError(file, line, column, error.message);
-      throw error;
-    }
-  });
-}
-
-function parserError(file: string, line: number, error: CsvError, indexes: Map<string, number> | undefined) {
-  const index = typeof error.index === "number" ? error.index : undefined;
-  const name = index === undefined ? undefined : [...(indexes ?? [])].find(([, i]) => i === index)?.[0];
-  const column = index === undefined ? undefined : { index: index + 1, name: name ?? `field ${index + 1}` };
-  const reason =
-    error.code === "CSV_QUOTE_NOT_CLOSED"
-      ? "a quoted value is never closed"
-      : error.message.replace(/ at line \d+.*$/, "");
-  return new ImportError(file, line, column, reason);
-}
-
-/**
- * Imports every known file (cars.csv, coe.csv, pqp.csv) found in `dir`, each
- * in its own transaction. `only` limits the import to some tables.
- */
 export interface ImportOptions {
   /** Called while a file is read, for a progress bar. */
   onProgress?: (progress: FileProgress) => void;
   /** Called when a file is committed: a later file's failure does not undo it. */
   onFile?: (summary: FileSummary) => void;
+  /** Only these tables' files (default: all three). */
   only?: readonly CsvTable[];
 }
 
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
+
+/** Imports every known file (cars.csv, coe.csv, pqp.csv) found in `dir`, each in its own transaction. */
 export async function importDirectory(
   db: Db,
   dir: string,
@@ -196,13 +144,7 @@ export async function importDirectory(
   const present = [];
   for (const table of only) {
     const path = join(dir, table.file);
-    if (
-      await stat(path).then(
-        () => true,
-        () => false,
-      )
-    )
-      present.push({ path, table });
+    if (await exists(path)) present.push({ path, table });
   }
   if (present.length === 0) throw new Error(`${dir} has none of ${only.map((t) => t.file).join(", ")}`);
   const summaries: FileSummary[] = [];
