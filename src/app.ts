@@ -29,6 +29,7 @@ export function createApp(deps: AppDeps) {
   const versioned = versionedApi(deps);
 
   app.use(requestContext(deps.logger));
+  app.use(versioned.handler);
   app.use(
     express.json({
       limit: deps.config.bodyLimit,
@@ -49,7 +50,6 @@ export function createApp(deps: AppDeps) {
     }),
   );
   app.use(docsRouter(document));
-  app.use(versioned.handler);
   app.use(restHandler(appRouter, deps, restRoutes));
   app.use(notFoundOrMethodNotAllowed([...restRoutes, ...docsRoutes, ...versioned.routes]));
   app.use(errorHandler(deps.logger));

@@ -1,3 +1,4 @@
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { get } from "./helpers/data.js";
@@ -87,6 +88,33 @@ describe("the root and the X-API-Version header", () => {
       expect(res.headers.get("allow")).toBe("GET");
       expect(await res.json()).toEqual({ detail: "Method Not Allowed" });
     }
+  });
+
+  it("never reads a body: a malformed one cannot turn into another error format", async () => {
+    const post = await app.request("/v2/cars", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{not json",
+    });
+    expect(post.status).toBe(405);
+    expect(await post.json()).toEqual({ detail: "Method Not Allowed" });
+    const withBody = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+      const req = request(`${app.baseUrl}/v1/pqp?month=2021-03`, {
+        method: "GET",
+        headers: { "content-type": "application/json", "content-length": "9" },
+      });
+      req.on("response", (res) => {
+        let body = "";
+        res.on("data", (chunk) => {
+          body += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode, body }));
+      });
+      req.on("error", reject);
+      req.end("{not json");
+    });
+    expect(withBody.status).toBe(200);
+    expect(JSON.parse(withBody.body).count).toBe(4);
   });
 
   it("matches paths as the REST routes do: any case, trailing slash", async () => {

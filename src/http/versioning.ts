@@ -3,6 +3,7 @@ import { appRouter, createCaller } from "../routers/index.js";
 import { healthReport } from "../services/health.js";
 import { type AppDeps, createContextInner } from "../trpc/context.js";
 import { notFoundResponse } from "./error-response.js";
+import { notFoundOrMethodNotAllowed } from "./fallback.js";
 import { unsupportedVersionResponse, versionedErrorResponse } from "./versioning-errors.js";
 import { markDeprecated, queryStringOf, sendJson } from "./versioning-headers.js";
 import { type ApiVersion, type Endpoint, endpointTable, versionedRoutes } from "./versioning-routes.js";
@@ -15,11 +16,15 @@ type Procedure = (input: unknown) => Promise<unknown>;
  * runs its procedure through a server-side caller, so validation and business
  * rules are the ones /trpc uses; this layer adds only what is HTTP: version
  * choice, formats of errors, deprecation headers, redirects and caching.
+ * Mounted before the body parser: these routes never read a body, so none
+ * can fail them in another format.
  */
 export function versionedApi(deps: AppDeps) {
   const table = endpointTable(appRouter);
   const defaultVersion = deps.config.defaultApiVersion;
   const sunset = deps.config.apiV1Sunset;
+  const routes = versionedRoutes(table);
+  const methodNotAllowed = notFoundOrMethodNotAllowed(routes);
   const known = new Set([...table.values()].flatMap((endpoints) => [...endpoints.keys()]));
 
   async function run(req: Request, res: Response, version: ApiVersion, endpoint: Endpoint) {
@@ -74,8 +79,8 @@ export function versionedApi(deps: AppDeps) {
       const successor = endpoint.kind === "redirect" ? endpoint.location : table.get(2)?.has(route) && `/v2${route}`;
       markDeprecated(req, res, sunset, successor || undefined);
     }
-    // Another method on a known route: the fallback answers 405 with Allow.
-    if (req.method !== "GET" && req.method !== "HEAD") return next();
+    // Another method on a known route: 405 with Allow, before any body is read.
+    if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed(req, res, next);
     if (!endpoint) {
       res.status(404).json(notFoundResponse().body);
       return;
@@ -83,5 +88,5 @@ export function versionedApi(deps: AppDeps) {
     await run(req, res, version, endpoint);
   };
 
-  return { handler, routes: versionedRoutes(table) };
+  return { handler, routes };
 }
