@@ -3,6 +3,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { openApiDocument } from "../src/app.js";
+import { loadConfig } from "../src/config.js";
 
 const file = process.argv[2];
 if (!file) {
@@ -10,4 +11,4 @@ if (!file) {
   process.exit(2);
 }
 mkdirSync(dirname(file), { recursive: true });
-writeFileSync(file, `${JSON.stringify(openApiDocument(), null, 2)}\n`);
+writeFileSync(file, `${JSON.stringify(openApiDocument(loadConfig()), null, 2)}\n`);

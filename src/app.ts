@@ -13,15 +13,17 @@ import { requestContext } from "./http/request-context.js";
 import { restHandler } from "./http/rest.js";
 import { tokenRouter, tokenRoutes } from "./http/token.js";
 import { tokenPaths } from "./http/token-openapi.js";
+import { versionedApi } from "./http/versioning.js";
+import { documentVersionedRoutes } from "./http/versioning-openapi.js";
 import { appRouter } from "./routers/index.js";
 import { type AppDeps, contextFactory } from "./trpc/context.js";
 
 export const version = packageJson.version;
 
 /** The OpenAPI document /openapi.json serves; `npm run openapi:document` writes the same one to a file. */
-/** The OpenAPI document; what each operation requires depends on AUTH_POLICY. */
-export const openApiDocument = (authPolicy: Config["authPolicy"] = "open") =>
-  buildOpenApiDocument(appRouter, version, tokenPaths, authPolicy);
+/** The OpenAPI document: what operations require follows AUTH_POLICY; data versions follow their settings. */
+export const openApiDocument = (config: Config) =>
+  documentVersionedRoutes(buildOpenApiDocument(appRouter, version, tokenPaths, config.authPolicy), appRouter, config);
 
 /** The whole HTTP surface; listening is the caller's job (main.ts, tests). */
 export function createApp(deps: AppDeps) {
@@ -32,10 +34,12 @@ export function createApp(deps: AppDeps) {
   const restRoutes: Route[] = [...procedureMetas(appRouter).values()].flatMap((meta) =>
     meta.openapi ? [{ method: meta.openapi.method, path: meta.openapi.path }] : [],
   );
-  const document = openApiDocument(deps.config.authPolicy);
+  const document = openApiDocument(deps.config);
+  const versioned = versionedApi(deps);
 
   app.use(requestContext(deps.logger));
   app.use(loadShedding(deps.config.load));
+  app.use(versioned.handler);
   app.use(
     express.json({
       limit: deps.config.bodyLimit,
@@ -61,7 +65,7 @@ export function createApp(deps: AppDeps) {
   app.use(tokenRouter(deps));
   app.use(docsRouter(document));
   app.use(restHandler(appRouter, deps, restRoutes));
-  app.use(notFoundOrMethodNotAllowed([...restRoutes, ...docsRoutes, ...tokenRoutes]));
+  app.use(notFoundOrMethodNotAllowed([...restRoutes, ...docsRoutes, ...tokenRoutes, ...versioned.routes]));
   app.use(errorHandler(deps.logger));
   return app;
 }

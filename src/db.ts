@@ -47,7 +47,7 @@ export const isDatabaseUnavailable = (error: unknown): boolean =>
   unavailableCodes.has(error.code);
 
 const run = promisify(execFile);
-const projectRoot = new URL("..", import.meta.url).pathname.replace(/dist\/$/, "");
+export const projectRoot = new URL("..", import.meta.url).pathname.replace(/dist\/$/, "");
 
 /** Applies pending migrations with Prisma's CLI (JS schema engine: nothing is downloaded). */
 export async function migrateDatabase(url: string): Promise<void> {

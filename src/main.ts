@@ -3,6 +3,7 @@ import { createApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { connectDatabase, migrateDatabase } from "./db.js";
 import { createLogger } from "./logger.js";
+import { seedSampleData } from "./services/data/seed.js";
 
 // In-flight requests get this long to finish after SIGTERM/SIGINT.
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -20,6 +21,7 @@ async function main() {
 
   await migrateDatabase(config.databaseUrl);
   const db = await connectDatabase(config.databaseUrl);
+  if (config.seedSampleData) await seedSampleData(db, logger);
   const app = createApp({ db, config, logger });
 
   const server: Server = app.listen(config.port, config.host, () => {

@@ -56,7 +56,8 @@ export function buildOpenApiDocument(
   for (const [path, pathItem] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
       const meta = metas.get(operationKey(method, path));
-      if (!meta) continue;
+      // Versioned data routes have their own formats: http/versioning-openapi.ts documents them.
+      if (!meta || meta.apiVersion) continue;
       const status = meta.successStatus ?? 200;
       const success = operation.responses["200"];
       const responses: Operation["responses"] = {};
@@ -79,12 +80,24 @@ export function buildOpenApiDocument(
   // The adapter's own error schemas (`error.BAD_REQUEST`, …) describe bodies this service never sends.
   const generatedSchemas = (document.components?.schemas ?? {}) as Record<string, unknown>;
   for (const name of Object.keys(generatedSchemas)) if (name.startsWith("error.")) delete generatedSchemas[name];
+  const used = new Set(
+    Object.values(document.paths ?? {}).flatMap((item) =>
+      Object.values(item as Record<string, { tags?: string[] }>).flatMap((operation) => operation.tags ?? []),
+    ),
+  );
+  document.tags = resourceTags.filter((tag) => used.has(tag.name));
   document.components = {
     ...document.components,
     ...errorComponents(document.components ?? {}, JSON.stringify(document.paths)),
   } as OpenAPIObject["components"] & object;
   return document;
 }
+
+const resourceTags = [
+  { name: "agents", description: "Register agents and drive their lifecycle." },
+  { name: "tasks", description: "Work given to an agent, nested under it." },
+  { name: "auth", description: "Sign in with the OAuth2 password grant; who is signed in." },
+];
 
 const operationKey = (method: string, path: string) => `${method.toUpperCase()} ${path.replace(/\/$/, "")}`;
 

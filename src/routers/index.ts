@@ -1,10 +1,12 @@
 import { createCallerFactory, router } from "../trpc/init.js";
 import { agentsRouter } from "./agents.js";
 import { authRouter } from "./auth.js";
+import { dataRouter } from "./data/index.js";
 
 export const appRouter = router({
   agents: agentsRouter,
   auth: authRouter,
+  data: dataRouter,
 });
 
 /** The router's type, for typed clients: `createTRPCClient<AppRouter>(…)`. */

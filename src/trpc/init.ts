@@ -14,6 +14,11 @@ export type ProcedureMeta = {
   location?: (data: { id: string; agent_id?: string }) => string;
   /** Set by readProcedure/writeProcedure/userProcedure: what AUTH_POLICY asks of the operation. */
   access?: Access;
+  /**
+   * A versioned data route (SPEC §8): served over HTTP by http/versioning.ts,
+   * with this version's formats, headers and caching, at its path and at the root.
+   */
+  apiVersion?: 1 | 2;
 };
 
 const t = initTRPC

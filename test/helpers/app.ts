@@ -16,9 +16,14 @@ export interface TestApp {
   close: () => Promise<void>;
 }
 
+export interface TestAppOptions {
+  /** Start from a copy of the database that already holds the sample data (data/sample/sg). */
+  sampleData?: boolean;
+}
+
 /** The real app on its own fresh database, listening on a free port. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const database = await createTestDatabase(inject("templateDatabase"));
+export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const database = await createTestDatabase(inject(options.sampleData ? "dataTemplateDatabase" : "templateDatabase"));
   const config = loadConfig({ SEED_SAMPLE_DATA: "false", ...env, DATABASE_URL: database.url });
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({

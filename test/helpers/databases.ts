@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { connectDatabase, type Db, migrateDatabase } from "../../src/db.js";
+import { importDirectory, sampleDataDir } from "../../src/services/data/importer.js";
 
 /**
  * Every test file gets its own database, copied from a template migrated once
@@ -58,6 +59,31 @@ export async function createEmptyDatabase(): Promise<{ url: string; drop: () => 
     url: `file:${join(dir, "nested", "agents.db")}`,
     drop: async () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * A second template that also holds the sample data, imported once per run,
+ * so every data test file starts from its own copy without paying the import.
+ */
+export async function createDataTemplate(
+  template: string,
+): Promise<{ template: string; cleanup: () => Promise<void> }> {
+  if (testProvider === "postgresql") {
+    const name = `agents_data_template_${process.pid}_${randomBytes(3).toString("hex")}`;
+    await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+    const db = await connectDatabase(withDatabase(postgresAdminUrl, name));
+    await importDirectory(db, sampleDataDir);
+    await db.$disconnect();
+    return { template: name, cleanup: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "agents-test-data-"));
+  const file = join(dir, "template.db");
+  copyFileSync(template, file);
+  const db = await connectDatabase(`file:${file}`);
+  await importDirectory(db, sampleDataDir);
+  // Closing the last connection folds the WAL into the file that tests copy.
+  await db.$disconnect();
+  return { template: file, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 export interface TestDatabase {
