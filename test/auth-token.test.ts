@@ -52,6 +52,22 @@ describe("POST /token", () => {
     expect(res.status).toBe(401);
   });
 
+  // What Swagger UI's "Authorize" dialog sends: HTTP Basic client authentication
+  // (empty when no client is entered, `Og==`), or client_id and client_secret in the form.
+  it.each<{ fields: Record<string, string>; headers: Record<string, string> }>([
+    { fields: {}, headers: { authorization: "Basic Og==", "x-requested-with": "XMLHttpRequest" } },
+    { fields: {}, headers: { authorization: `Basic ${Buffer.from("docs:secret").toString("base64")}` } },
+    { fields: { client_id: "docs", client_secret: "secret", scope: "read write" }, headers: {} },
+  ])("accepts and ignores the client and scope an OAuth2 client adds: %j", async ({ fields, headers }) => {
+    const res = await requestToken(
+      app,
+      { grant_type: "password", username: user.email, password: user.password, ...fields },
+      headers,
+    );
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ access_token: expect.any(String), token_type: "bearer", expires_in: 300 });
+  });
+
   it("is 400 when a field is missing or the grant type is not password", async () => {
     const missing = await requestToken(app, { username: user.email });
     expect(missing.status).toBe(400);

@@ -103,7 +103,7 @@ const assetsOf = (html: string, page: string) =>
     .filter((url) => url.protocol !== "data:");
 
 describe("/docs and /redoc", () => {
-  it.each(["/docs/", "/redoc"])("%s is served with every asset from this service", async (page) => {
+  it.each(["/docs", "/redoc"])("%s is served with every asset from this service", async (page) => {
     const res = await app.request(page);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
@@ -116,6 +116,16 @@ describe("/docs and /redoc", () => {
       const assetRes = await app.request(asset.pathname);
       expect(assetRes.status, asset.pathname).toBe(200);
     }
+  });
+
+  it("serves Swagger UI at /docs only, where the relative tokenUrl `token` resolves to /token", async () => {
+    const slash = await app.request("/docs/?deepLink=1", { redirect: "manual" });
+    expect(slash.status).toBe(301);
+    expect(slash.headers.get("location")).toBe("/docs?deepLink=1");
+    // Nothing under /docs/ is the page, so nothing there takes a token request.
+    const underDocs = await app.request("/docs/token", { method: "POST" });
+    expect(underDocs.status).toBe(404);
+    expect(await underDocs.json()).toEqual({ detail: "Not Found" });
   });
 
   it("/docs points Swagger UI at /openapi.json", async () => {

@@ -30,23 +30,33 @@ const redocPage = `<!DOCTYPE html>
   </body>
 </html>`;
 
+// Swagger UI resolves the document's relative tokenUrl `token` against the
+// page's URL, not the server URL as OpenAPI says (swagger-api/swagger-ui#3992).
+// So the page is served at /docs, where `token` means /token, and not at
+// /docs/, where it would mean /docs/token; its assets stay under /docs/.
+const swaggerUiPage = swaggerUi
+  .generateHTML(undefined, {
+    customSiteTitle: "Agent Management API — Swagger UI",
+    swaggerUrl: "/openapi.json",
+    // validatorUrl: null, or Swagger UI shows a badge image fetched from
+    // validator.swagger.io (with this document's URL) on any host but localhost.
+    swaggerOptions: { persistAuthorization: true, validatorUrl: null },
+  })
+  .replaceAll(/(src|href)="\.\//g, '$1="/docs/');
+
 /** /openapi.json, /docs (Swagger UI) and /redoc, every asset served from this process. */
 export function docsRouter(document: object): Router {
   const docs = Router();
   docs.get("/openapi.json", (_req, res) => {
     res.json(document);
   });
-  docs.use(
-    "/docs",
-    swaggerUi.serve,
-    swaggerUi.setup(undefined, {
-      customSiteTitle: "Agent Management API — Swagger UI",
-      swaggerUrl: "/openapi.json",
-      // validatorUrl: null, or Swagger UI shows a badge image fetched from
-      // validator.swagger.io (with this document's URL) on any host but localhost.
-      swaggerOptions: { persistAuthorization: true, validatorUrl: null },
-    }),
-  );
+  docs.get("/docs", (req, res) => {
+    // The route matches /docs/ as well: that is sent to the page's one URL.
+    if (req.path.endsWith("/")) res.redirect(301, `/docs${req.originalUrl.slice("/docs/".length)}`);
+    else res.type("html").send(swaggerUiPage);
+  });
+  // swagger-ui-init.js (written by generateHTML above) and Swagger UI's own files.
+  docs.use("/docs", swaggerUi.serve);
   docs.get("/redoc", (_req, res) => {
     res.type("html").send(redocPage);
   });

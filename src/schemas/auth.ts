@@ -15,8 +15,10 @@ export const TokenRequest = z
     username: text(1, 320).meta({ description: "The user's e-mail address" }),
     password: password(1),
     grant_type: z.literal("password").optional().meta({ description: "Must be `password` when sent" }),
-    // Sent by OAuth2 clients such as Swagger UI; accepted and ignored.
+    // Sent by OAuth2 clients such as Swagger UI (RFC 6749 §2.3.1, §3.3); accepted and ignored.
     scope: z.string().optional().meta({ description: "Ignored: this API has no scopes" }),
+    client_id: z.string().optional().meta({ description: "Ignored: this API does not identify clients" }),
+    client_secret: z.string().optional().meta({ description: "Ignored: this API does not identify clients" }),
   })
   .meta({ example: { username: "ada@example.com", password: "correct horse battery staple", grant_type: "password" } });
 

@@ -1,16 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
+import { createUser } from "../helpers/auth.js";
 import { browserForFile, expectSelfContained, openPage, saveScreenshot } from "../helpers/browser.js";
-import { operationElement, tryItOut } from "../helpers/swagger-ui.js";
+import { authorize, operationElement, tryItOut } from "../helpers/swagger-ui.js";
 
 let app: TestApp;
+/** Writes need credentials here, so Swagger UI shows padlocks on them. */
+let writesApp: TestApp;
 const browser = browserForFile();
 beforeAll(async () => {
-  app = await startTestApp();
+  [app, writesApp] = await Promise.all([startTestApp(), startTestApp({ AUTH_POLICY: "writes" })]);
 });
 afterAll(async () => {
   await browser.close();
-  await app.close();
+  await Promise.all([app?.close(), writesApp?.close()]);
 });
 
 type Document = { paths: Record<string, Record<string, { operationId: string; tags: string[] }>> };
@@ -23,7 +26,7 @@ describe("Swagger UI at /docs, in Chromium", { timeout: 90_000 }, () => {
     const tags = [...new Set(operations.flatMap((operation) => operation.tags))];
     expect(tags.length).toBeGreaterThan(0);
 
-    const docs = await openPage(await browser.get(), app.baseUrl, "/docs/");
+    const docs = await openPage(await browser.get(), app.baseUrl, "/docs");
     const { page } = docs;
     await page.locator(".opblock-tag").first().waitFor();
     const groups = await page.locator(".opblock-tag").evaluateAll((els) => els.map((el) => el.dataset.tag));
@@ -40,7 +43,7 @@ describe("Swagger UI at /docs, in Chromium", { timeout: 90_000 }, () => {
   });
 
   it('"Try it out": POST /agents creates an agent that GET /agents/{agent_id} returns', async () => {
-    const docs = await openPage(await browser.get(), app.baseUrl, "/docs/");
+    const docs = await openPage(await browser.get(), app.baseUrl, "/docs");
     const { page } = docs;
 
     const created = await tryItOut(operationElement(page, "agents", "createAgent"), {
@@ -58,6 +61,28 @@ describe("Swagger UI at /docs, in Chromium", { timeout: 90_000 }, () => {
 
     await saveScreenshot(page, "swagger-ui-try-it-out");
     expect(docs.requests).toContain(`${docs.origin}/agents/${agent.id}`);
+    expectSelfContained(docs);
+    await docs.close();
+  });
+
+  it('"Authorize" with the password flow, then GET /protected shows the user\'s e-mail', async () => {
+    const user = await createUser(writesApp);
+    const docs = await openPage(await browser.get(), writesApp.baseUrl, "/docs");
+    const { page } = docs;
+    const padlock = operationElement(page, "agents", "createAgent").locator("button.authorization__btn");
+    await padlock.waitFor();
+    expect(await padlock.getAttribute("aria-label")).toBe("authorization button unlocked");
+
+    await authorize(page, { username: user.email, password: user.password });
+    // Signed in, the padlock of an operation that takes the token is closed.
+    expect(await padlock.getAttribute("aria-label")).toBe("authorization button locked");
+
+    const current = await tryItOut(operationElement(page, "auth", "getCurrentUser"));
+    expect(current.status).toBe(200);
+    expect(JSON.parse(current.body)).toEqual({ user: user.email });
+
+    await saveScreenshot(page, "swagger-ui-authorize");
+    expect(docs.requests).toEqual(expect.arrayContaining([`${docs.origin}/token`, `${docs.origin}/protected`]));
     expectSelfContained(docs);
     await docs.close();
   });

@@ -31,3 +31,25 @@ export async function tryItOut(operation: Locator, { params = {}, body }: TryItO
   const shown = response.locator(".response-col_description .highlight-code code");
   return { status, body: (await shown.count()) > 0 ? ((await shown.textContent()) ?? "") : "" };
 }
+
+/**
+ * Signs the page in through Swagger UI's "Authorize" dialog with the OAuth2
+ * password flow, as a person would, and closes the dialog. Swagger UI then sends
+ * the granted token with every operation that accepts it.
+ */
+export async function authorize(page: Page, { username, password }: { username: string; password: string }) {
+  await page.locator(".auth-wrapper button.authorize").click();
+  // The scheme's heading reads "<name> (OAuth2, password)", before and after signing in.
+  const oauth2 = page.locator(".dialog-ux .auth-container").filter({ hasText: "(OAuth2, password)" });
+  await oauth2.locator("#oauth_username").fill(username);
+  await oauth2.locator("#oauth_password").fill(password);
+  await oauth2.locator("button.authorize").click();
+  // A granted token turns the button into "Logout"; a refused grant shows its error in the dialog instead.
+  const granted = oauth2.locator('button[aria-label="Remove authorization"]');
+  const refused = oauth2.locator(".errors");
+  await granted.or(refused).first().waitFor();
+  if (await refused.isVisible())
+    throw new Error(`Swagger UI's password flow was refused: ${await refused.textContent()}`);
+  await oauth2.locator("button.btn-done").click();
+  await page.locator(".dialog-ux").waitFor({ state: "detached" });
+}
