@@ -5,6 +5,7 @@ import packageJson from "../package.json" with { type: "json" };
 import { docsRouter, docsRoutes } from "./http/docs.js";
 import { errorResponse } from "./http/error-response.js";
 import { errorHandler, notFoundOrMethodNotAllowed, type Route } from "./http/fallback.js";
+import { limitJsonDepth } from "./http/json-depth.js";
 import { buildOpenApiDocument } from "./http/openapi.js";
 import { procedureMetas } from "./http/procedure-metas.js";
 import { requestContext } from "./http/request-context.js";
@@ -35,6 +36,7 @@ export function createApp(deps: AppDeps) {
       },
     }),
   );
+  app.use(limitJsonDepth);
   app.use(
     "/trpc",
     createExpressMiddleware({

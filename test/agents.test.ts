@@ -13,7 +13,7 @@ describe("POST /agents", () => {
     const res = await app.request("/agents", { method: "POST", json: { name: "Scout", type: "assistant", extra: 1 } });
     expect(res.status).toBe(201);
     expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
-    const agent = await res.json();
+    const agent = (await res.json()) as Record<string, unknown>;
     expect(res.headers.get("location")).toBe(`/agents/${agent.id}`);
     expect(agent).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),

@@ -1,8 +1,10 @@
 import { createCallerFactory, router } from "../trpc/init.js";
 import { agentsRouter } from "./agents.js";
+import { tasksRouter } from "./tasks.js";
 
 export const appRouter = router({
   agents: agentsRouter,
+  tasks: tasksRouter,
 });
 
 /** The router's type, for typed clients: `createTRPCClient<AppRouter>(…)`. */

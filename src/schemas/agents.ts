@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { pagination, resourceId, text, timestamp } from "./common.js";
+import { atLeastOneOf, pagination, resourceId, text, timestamp } from "./common.js";
 
 export const agentTypes = ["assistant", "worker", "supervisor"] as const;
 export const agentStatuses = ["idle", "running", "paused", "error", "stopped"] as const;
@@ -12,6 +12,11 @@ const agentName = text(1, 100).meta({ description: "Display name, 1–100 charac
 export const AgentCreate = z
   .object({ name: agentName, type: agentType })
   .meta({ id: "AgentCreate", example: { name: "Research assistant", type: "assistant" } });
+
+export const agentUpdateFields = ["name", "type", "status"] as const;
+export const AgentUpdateInput = z
+  .object({ agent_id: agentId, name: agentName.optional(), type: agentType.optional(), status: agentStatus.optional() })
+  .check(atLeastOneOf(agentUpdateFields));
 
 export const Agent = z
   .object({
@@ -40,5 +45,7 @@ export const AgentListQuery = z.object({
 });
 
 export type AgentCreateInput = z.infer<typeof AgentCreate>;
+export type AgentUpdateBody = Omit<z.infer<typeof AgentUpdateInput>, "agent_id">;
+export type AgentStatus = (typeof agentStatuses)[number];
 export type AgentListInput = z.infer<typeof AgentListQuery>;
 export type AgentOut = z.infer<typeof Agent>;

@@ -46,3 +46,18 @@ export const pagination = {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string) => uuidPattern.test(value);
+
+/**
+ * A check for PATCH inputs: at least one of `fields` must be present, so an
+ * empty body (or one with only unknown fields, which are stripped) is a 400.
+ */
+export const atLeastOneOf =
+  (fields: readonly string[]) =>
+  (ctx: { value: Record<string, unknown>; issues: z.core.$ZodRawIssue[] }): void => {
+    if (fields.some((field) => ctx.value[field] !== undefined)) return;
+    ctx.issues.push({
+      code: "custom",
+      input: ctx.value,
+      message: `must contain at least one of: ${fields.join(", ")}`,
+    });
+  };

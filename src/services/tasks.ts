@@ -1,0 +1,155 @@
+import type { Db } from "../db.js";
+import { AppError, notFound } from "../errors.js";
+import { isUuid } from "../schemas/common.js";
+import type { JsonObject, JsonValue } from "../schemas/json.js";
+import type { TaskCreateBody, TaskListInput, TaskOut, TaskStatus, TaskUpdateBody } from "../schemas/tasks.js";
+import { agentNotFound } from "./agents.js";
+import { conditionalUpdate } from "./conditional-update.js";
+import { isStatusChange, taskTransitions } from "./transitions.js";
+
+/** Only these columns ever leave the database for a task. */
+const taskSelect = {
+  id: true,
+  agentId: true,
+  title: true,
+  description: true,
+  priority: true,
+  status: true,
+  input: true,
+  result: true,
+  createdAt: true,
+  updatedAt: true,
+} as const;
+
+type TaskRow = {
+  id: string;
+  agentId: string;
+  title: string;
+  description: string | null;
+  priority: number;
+  status: string;
+  input: string | null;
+  result: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+// JSON is stored as the text the client's value serialises to, so it comes
+// back exactly as sent (key order included); JSON null is stored as NULL.
+const toText = (value: JsonValue | undefined) => (value === null || value === undefined ? null : JSON.stringify(value));
+const fromText = (text: string | null) => (text === null ? null : JSON.parse(text));
+
+const toTask = (row: TaskRow): TaskOut => ({
+  id: row.id,
+  agent_id: row.agentId,
+  title: row.title,
+  description: row.description,
+  priority: row.priority,
+  status: row.status as TaskStatus,
+  input: fromText(row.input) as JsonObject | null,
+  result: fromText(row.result) as JsonValue,
+  created_at: row.createdAt.toISOString(),
+  updated_at: row.updatedAt.toISOString(),
+});
+
+const taskNotFound = () => notFound("Task");
+
+async function agentExists(db: Pick<Db, "agent">, agentId: string): Promise<boolean> {
+  return isUuid(agentId) && (await db.agent.findUnique({ where: { id: agentId }, select: { id: true } })) !== null;
+}
+
+/** "Agent not found" when the agent is missing, else "Task not found" (also for another agent's task). */
+async function missing(db: Db, agentId: string): Promise<AppError> {
+  return (await agentExists(db, agentId)) ? taskNotFound() : agentNotFound();
+}
+
+async function findRow(db: Db, agentId: string, id: string): Promise<TaskRow> {
+  const row =
+    isUuid(agentId) && isUuid(id) ? await db.task.findFirst({ where: { id, agentId }, select: taskSelect }) : null;
+  if (!row) throw await missing(db, agentId);
+  return row;
+}
+
+export const tasksService = {
+  async list(db: Db, { agent_id: agentId, skip, limit, status }: TaskListInput): Promise<TaskOut[]> {
+    if (!(await agentExists(db, agentId))) throw agentNotFound();
+    const rows = await db.task.findMany({
+      where: { agentId, ...(status && { status }) },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      skip,
+      take: limit,
+      select: taskSelect,
+    });
+    return rows.map(toTask);
+  },
+
+  async get(db: Db, agentId: string, id: string): Promise<TaskOut> {
+    return toTask(await findRow(db, agentId, id));
+  },
+
+  /**
+   * A stopped agent accepts no new tasks (SPEC §3). The agent's row is
+   * locked for the insert by a write that changes nothing (the same SQL on
+   * SQLite and PostgreSQL), so a concurrent stop either waits for the task
+   * or makes this request see `stopped`: a task never appears on an agent
+   * that was already stopped.
+   */
+  async create(db: Db, agentId: string, input: TaskCreateBody): Promise<TaskOut> {
+    if (!isUuid(agentId)) throw agentNotFound();
+    const row = await db.$transaction(async (tx) => {
+      const open =
+        await tx.$executeRaw`UPDATE agents SET status = status WHERE id = ${agentId} AND status <> 'stopped'`;
+      if (open === 0) {
+        if (!(await agentExists(tx, agentId))) throw agentNotFound();
+        throw new AppError("conflict", "Agent is stopped and accepts no new tasks", { agent_status: "stopped" });
+      }
+      return tx.task.create({
+        data: {
+          agentId,
+          title: input.title,
+          description: input.description ?? null,
+          priority: input.priority,
+          input: toText(input.input),
+        },
+        select: taskSelect,
+      });
+    });
+    return toTask(row);
+  },
+
+  /**
+   * Changes the given fields; a status change must be allowed by SPEC §4's
+   * table from the state the task is in when the write happens. Fields equal
+   * to the stored ones are not written, so the same state again is a no-op.
+   */
+  async update(db: Db, agentId: string, id: string, patch: TaskUpdateBody): Promise<TaskOut> {
+    const row = await conditionalUpdate({
+      what: "Task",
+      read: () => findRow(db, agentId, id),
+      decide: (current) => {
+        const result = patch.result === undefined ? undefined : toText(patch.result);
+        return {
+          ...(patch.title !== undefined && patch.title !== current.title && { title: patch.title }),
+          ...(patch.description !== undefined &&
+            patch.description !== current.description && { description: patch.description }),
+          ...(patch.priority !== undefined && patch.priority !== current.priority && { priority: patch.priority }),
+          ...(patch.status !== undefined &&
+            isStatusChange(taskTransitions, current.status as TaskStatus, patch.status) && { status: patch.status }),
+          ...(result !== undefined && result !== current.result && { result }),
+        };
+      },
+      write: async (current, data) => {
+        const where = { id, agentId, status: current.status, updatedAt: current.updatedAt };
+        const [written] = await db.task.updateManyAndReturn({ where, data, select: taskSelect });
+        return written;
+      },
+    });
+    return toTask(row);
+  },
+
+  async remove(db: Db, agentId: string, id: string): Promise<void> {
+    const { count } =
+      isUuid(agentId) && isUuid(id) ? await db.task.deleteMany({ where: { id, agentId } }) : { count: 0 };
+    if (count === 0) throw await missing(db, agentId);
+  },
+};
