@@ -16,6 +16,10 @@ export type DbProvider = "sqlite" | "postgresql";
 
 export const providerOf = (url: string): DbProvider => (/^postgres(ql)?:/.test(url) ? "postgresql" : "sqlite");
 
+/** Which database a client talks to, for the rare statement whose SQL differs. */
+export const providerOfClient = (db: Db): DbProvider =>
+  (db as unknown) instanceof PostgresClient ? "postgresql" : "sqlite";
+
 const sqlitePath = (url: string) => url.replace(/^file:/, "").split("?")[0] ?? "";
 
 export async function connectDatabase(url: string): Promise<Db> {

@@ -1,5 +1,7 @@
-import type { Db } from "../db.js";
+import { randomUUID } from "node:crypto";
+import { type Db, providerOfClient } from "../db.js";
 import { AppError, notFound } from "../errors.js";
+import { Prisma } from "../generated/sqlite/client.js";
 import { isUuid } from "../schemas/common.js";
 import type { JsonObject, JsonValue } from "../schemas/json.js";
 import type { TaskCreateBody, TaskListInput, TaskOut, TaskStatus, TaskUpdateBody } from "../schemas/tasks.js";
@@ -54,7 +56,7 @@ const toTask = (row: TaskRow): TaskOut => ({
 
 const taskNotFound = () => notFound("Task");
 
-async function agentExists(db: Pick<Db, "agent">, agentId: string): Promise<boolean> {
+async function agentExists(db: Db, agentId: string): Promise<boolean> {
   return isUuid(agentId) && (await db.agent.findUnique({ where: { id: agentId }, select: { id: true } })) !== null;
 }
 
@@ -88,33 +90,27 @@ export const tasksService = {
   },
 
   /**
-   * A stopped agent accepts no new tasks (SPEC §3). The agent's row is
-   * locked for the insert by a write that changes nothing (the same SQL on
-   * SQLite and PostgreSQL), so a concurrent stop either waits for the task
-   * or makes this request see `stopped`: a task never appears on an agent
-   * that was already stopped.
+   * A stopped agent accepts no new tasks (SPEC §3). The check and the insert
+   * are one statement, so no stop can come between them: SQLite runs it
+   * atomically, and on PostgreSQL `FOR SHARE` makes it wait for a stop in
+   * progress and then see `stopped` (or makes the stop wait for the task).
+   * An interactive transaction is avoided on purpose: the SQLite adapter runs
+   * other requests' statements on the same connection while it is open.
    */
   async create(db: Db, agentId: string, input: TaskCreateBody): Promise<TaskOut> {
     if (!isUuid(agentId)) throw agentNotFound();
-    const row = await db.$transaction(async (tx) => {
-      const open =
-        await tx.$executeRaw`UPDATE agents SET status = status WHERE id = ${agentId} AND status <> 'stopped'`;
-      if (open === 0) {
-        if (!(await agentExists(tx, agentId))) throw agentNotFound();
-        throw new AppError("conflict", "Agent is stopped and accepts no new tasks", { agent_status: "stopped" });
-      }
-      return tx.task.create({
-        data: {
-          agentId,
-          title: input.title,
-          description: input.description ?? null,
-          priority: input.priority,
-          input: toText(input.input),
-        },
-        select: taskSelect,
-      });
-    });
-    return toTask(row);
+    const now = new Date();
+    const lock = providerOfClient(db) === "postgresql" ? Prisma.sql`FOR SHARE` : Prisma.empty;
+    const [row] = await db.$queryRaw<TaskRow[]>`
+      INSERT INTO tasks (id, agent_id, title, description, priority, status, input, result, created_at, updated_at)
+      SELECT ${randomUUID()}, id, ${input.title}, ${input.description ?? null}, ${input.priority}, 'pending',
+             ${toText(input.input)}, NULL, ${now}, ${now}
+      FROM agents WHERE id = ${agentId} AND status <> 'stopped' ${lock}
+      RETURNING id, agent_id AS "agentId", title, description, priority, status, input, result,
+                created_at AS "createdAt", updated_at AS "updatedAt"`;
+    if (row) return toTask(row);
+    if (!(await agentExists(db, agentId))) throw agentNotFound();
+    throw new AppError("conflict", "Agent is stopped and accepts no new tasks", { agent_status: "stopped" });
   },
 
   /**
