@@ -61,3 +61,11 @@ export const atLeastOneOf =
       message: `must contain at least one of: ${fields.join(", ")}`,
     });
   };
+
+/**
+ * A number in a request body, with JSON's types kept strict. trpc-to-openapi
+ * switches coercion on for every number of an input schema, bodies included
+ * (null → 0, "7" → 7, true → 1, [3] → 3), but leaves pipes alone: piping
+ * into a plain number, which changes nothing else, keeps JSON's types strict.
+ */
+export const bodyNumber = (schema: z.ZodNumber) => schema.pipe(z.number());

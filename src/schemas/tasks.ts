@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { agentId } from "./agents.js";
-import { atLeastOneOf, pagination, resourceId, text, timestamp } from "./common.js";
+import { atLeastOneOf, bodyNumber, pagination, resourceId, text, timestamp } from "./common.js";
 import { jsonObject, jsonValue, maxInputBytes } from "./json.js";
 
 export const taskStatuses = ["pending", "running", "succeeded", "failed", "cancelled"] as const;
@@ -10,6 +10,7 @@ export const taskStatus = z.enum(taskStatuses).meta({ description: "Lifecycle st
 const title = text(1, 200).meta({ description: "1–200 characters", example: "Summarise the weekly report" });
 const description = text(0, 10_000).nullable().meta({ description: "Up to 10,000 characters" });
 const priority = z.int().min(0).max(9).meta({ description: "0–9, 9 is the most urgent", example: 5 });
+const priorityInput = bodyNumber(priority);
 const input = jsonObject(maxInputBytes)
   .nullable()
   .meta({ description: `Any JSON object, at most ${maxInputBytes} bytes serialised (UTF-8)` });
@@ -18,7 +19,7 @@ const result = jsonValue.meta({ description: "Any JSON value; null until set" })
 export const TaskCreate = z.object({
   title,
   description: description.optional(),
-  priority: priority.default(5),
+  priority: priorityInput.default(5),
   input: input.optional(),
 });
 
@@ -26,7 +27,7 @@ export const taskUpdateFields = ["title", "description", "priority", "status", "
 const TaskUpdate = z.object({
   title: title.optional(),
   description: description.optional(),
-  priority: priority.optional(),
+  priority: priorityInput.optional(),
   status: taskStatus.optional(),
   result: result.optional(),
 });
