@@ -106,6 +106,60 @@ describe("PATCH /agents/{agent_id}/tasks/{task_id}: every pair of states", () =>
   });
 });
 
+describe("PATCH /agents/{agent_id}: the body", () => {
+  const fieldsMessage = "must contain at least one of: name, type, status";
+
+  it("changes name and type like PUT, keeping the rest", async () => {
+    const agent = await createAgent(app);
+    const res = await patch(`/agents/${agent.id}`, { name: "🦊".repeat(100), type: "supervisor" });
+    expect(res.status).toBe(200);
+    const body = await read(res);
+    expect(body).toEqual({ ...agent, name: "🦊".repeat(100), type: "supervisor", updated_at: expect.any(String) });
+    expect(await getAgent(agent.id)).toEqual(body);
+  });
+
+  it("is 400 without a known field", async () => {
+    const agent = await createAgent(app);
+    for (const body of [{}, { created_at: "2020-01-01T00:00:00.000Z" }, { id: "x" }]) {
+      const res = await patch(`/agents/${agent.id}`, body);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        error: "validation_error",
+        message: `Request validation failed: body: ${fieldsMessage}`,
+        details: { issues: [{ field: "body", message: fieldsMessage }] },
+      });
+    }
+    expect(await getAgent(agent.id)).toEqual(agent);
+  });
+
+  it("is 400 for an invalid value, naming the field", async () => {
+    const agent = await createAgent(app);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ name: "" }, "name"],
+      [{ name: "🦊".repeat(101) }, "name"],
+      [{ name: null }, "name"],
+      [{ type: "Worker" }, "type"],
+      [{ status: "done" }, "status"],
+      [{ status: null }, "status"],
+    ];
+    for (const [body, field] of cases) {
+      const res = await patch(`/agents/${agent.id}`, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      const error = (await res.json()) as { details: { issues: { field: string }[] } };
+      expect(error.details.issues.map((i) => i.field)).toEqual([field]);
+    }
+    expect(await getAgent(agent.id)).toEqual(agent);
+  });
+
+  it("is 404 for a missing agent, including an id that is not a UUID", async () => {
+    for (const id of ["00000000-0000-4000-8000-000000000000", "not-a-uuid"]) {
+      const res = await patch(`/agents/${id}`, { status: "running" });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toEqual({ detail: "Agent not found" });
+    }
+  });
+});
+
 describe("a PATCH is all or nothing", () => {
   it("an illegal status change leaves the other fields unchanged", async () => {
     const agent = await agentIn("stopped");
