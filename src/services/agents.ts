@@ -2,7 +2,7 @@ import type { Db } from "../db.js";
 import { notFound } from "../errors.js";
 import type { AgentCreateInput, AgentListInput, AgentOut, AgentStatus, AgentUpdateBody } from "../schemas/agents.js";
 import { isUuid } from "../schemas/common.js";
-import { conditionalUpdate } from "./conditional-update.js";
+import { changedFields, conditionalUpdate } from "./conditional-update.js";
 import { agentTransitions, isStatusChange } from "./transitions.js";
 
 /** Only these columns ever leave the database for an agent. */
@@ -69,12 +69,12 @@ export const agentsService = {
     const row = await conditionalUpdate({
       what: "Agent",
       read: () => findRow(db, id),
-      decide: (current) => ({
-        ...(patch.name !== undefined && patch.name !== current.name && { name: patch.name }),
-        ...(patch.type !== undefined && patch.type !== current.type && { type: patch.type }),
-        ...(patch.status !== undefined &&
-          isStatusChange(agentTransitions, current.status as AgentStatus, patch.status) && { status: patch.status }),
-      }),
+      decide: (current) => {
+        const { status, ...fields } = patch;
+        const data = changedFields<AgentRow>(fields, current);
+        if (status && isStatusChange(agentTransitions, current.status as AgentStatus, status)) data.status = status;
+        return data;
+      },
       write: async (current, data) => {
         const where = { id, status: current.status, updatedAt: current.updatedAt };
         const [written] = await db.agent.updateManyAndReturn({ where, data, select: agentSelect });

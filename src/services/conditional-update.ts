@@ -13,6 +13,12 @@ const maxAttempts = 50;
  */
 export const nextUpdatedAt = (previous: Date) => new Date(Math.max(Date.now(), previous.getTime() + 1));
 
+/** The given fields whose value differs from the stored one: only those are written. */
+export const changedFields = <Row extends object>(given: Partial<Row>, stored: Row): Partial<Row> =>
+  Object.fromEntries(
+    Object.entries(given).filter(([key, value]) => value !== undefined && value !== stored[key as keyof Row]),
+  ) as Partial<Row>;
+
 export interface ConditionalUpdate<Row extends { updatedAt: Date }, Data> {
   /** The row as it is now; throws when it does not exist. */
   read: () => Promise<Row>;

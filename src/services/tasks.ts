@@ -6,7 +6,7 @@ import { isUuid } from "../schemas/common.js";
 import type { JsonObject, JsonValue } from "../schemas/json.js";
 import type { TaskCreateBody, TaskListInput, TaskOut, TaskStatus, TaskUpdateBody } from "../schemas/tasks.js";
 import { agentNotFound } from "./agents.js";
-import { conditionalUpdate } from "./conditional-update.js";
+import { changedFields, conditionalUpdate } from "./conditional-update.js";
 import { isStatusChange, taskTransitions } from "./transitions.js";
 
 /** Only these columns ever leave the database for a task. */
@@ -123,16 +123,13 @@ export const tasksService = {
       what: "Task",
       read: () => findRow(db, agentId, id),
       decide: (current) => {
-        const result = patch.result === undefined ? undefined : toText(patch.result);
-        return {
-          ...(patch.title !== undefined && patch.title !== current.title && { title: patch.title }),
-          ...(patch.description !== undefined &&
-            patch.description !== current.description && { description: patch.description }),
-          ...(patch.priority !== undefined && patch.priority !== current.priority && { priority: patch.priority }),
-          ...(patch.status !== undefined &&
-            isStatusChange(taskTransitions, current.status as TaskStatus, patch.status) && { status: patch.status }),
-          ...(result !== undefined && result !== current.result && { result }),
-        };
+        const { status, result, ...fields } = patch;
+        const data = changedFields<TaskRow>(
+          { ...fields, ...(result !== undefined && { result: toText(result) }) },
+          current,
+        );
+        if (status && isStatusChange(taskTransitions, current.status as TaskStatus, status)) data.status = status;
+        return data;
       },
       write: async (current, data) => {
         const where = { id, agentId, status: current.status, updatedAt: current.updatedAt };
