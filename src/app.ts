@@ -6,6 +6,7 @@ import type { Config } from "./config.js";
 import { docsRouter, docsRoutes } from "./http/docs.js";
 import { errorResponse } from "./http/error-response.js";
 import { errorHandler, notFoundOrMethodNotAllowed, type Route } from "./http/fallback.js";
+import { limitJsonDepth } from "./http/json-depth.js";
 import { loadShedding } from "./http/load-shedding.js";
 import { buildOpenApiDocument } from "./http/openapi.js";
 import { procedureMetas } from "./http/procedure-metas.js";
@@ -49,6 +50,7 @@ export function createApp(deps: AppDeps) {
       },
     }),
   );
+  app.use(limitJsonDepth);
   app.use(
     "/trpc",
     createExpressMiddleware({

@@ -16,12 +16,24 @@ export type DbProvider = "sqlite" | "postgresql";
 
 export const providerOf = (url: string): DbProvider => (/^postgres(ql)?:/.test(url) ? "postgresql" : "sqlite");
 
+// Prisma clients are proxies (`instanceof` does not see their class), so the
+// provider of each client is recorded when it is made.
+const providers = new WeakMap<Db, DbProvider>();
+
+/** Which database a client talks to, for the rare statement whose SQL differs. */
+export function providerOfClient(db: Db): DbProvider {
+  const provider = providers.get(db);
+  if (!provider) throw new Error("Not a client made by connectDatabase");
+  return provider;
+}
+
 const sqlitePath = (url: string) => url.replace(/^file:/, "").split("?")[0] ?? "";
 
 export async function connectDatabase(url: string): Promise<Db> {
   if (providerOf(url) === "postgresql") {
-    const client = new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) });
-    return client as unknown as Db;
+    const client = new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as Db;
+    providers.set(client, "postgresql");
+    return client;
   }
   const path = sqlitePath(url);
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -32,6 +44,7 @@ export async function connectDatabase(url: string): Promise<Db> {
   await db.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await db.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
   await db.$queryRawUnsafe("PRAGMA foreign_keys = ON");
+  providers.set(db, "sqlite");
   return db;
 }
 

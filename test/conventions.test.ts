@@ -129,7 +129,7 @@ describe("unknown routes and methods", () => {
     const cases = [
       ["PATCH", "/agents", "GET, POST"],
       ["DELETE", "/agents", "GET, POST"],
-      ["POST", "/agents/00000000-0000-4000-8000-000000000000", "GET, PUT, DELETE"],
+      ["POST", "/agents/00000000-0000-4000-8000-000000000000", "GET, PUT, PATCH, DELETE"],
       ["POST", "/openapi.json", "GET"],
     ] as const;
     for (const [method, path, allow] of cases) {

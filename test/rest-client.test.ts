@@ -90,6 +90,79 @@ describe("a client generated from /openapi.json", () => {
     }
   });
 
+  it("drives the lifecycle and the task round trip, with their errors: 400, 404, 409, 413, 415", async () => {
+    const asText = { bodySerializer: () => "x", headers: { "content-type": "text/plain" } };
+    const big = "x".repeat(4096);
+    const created = await api.POST("/agents", { body: { name: "Tasked", type: "worker" } });
+    const agent = { agent_id: created.data?.id ?? "" };
+    const missing = { agent_id: missingId };
+
+    expect(
+      (await api.PATCH("/agents/{agent_id}", { params: { path: agent }, body: { status: "running" } })).data,
+    ).toMatchObject({ status: "running" });
+    const expectStatus = async (status: number, call: Promise<{ response: Response }>) =>
+      expect((await call).response.status).toBe(status);
+    await api.PATCH("/agents/{agent_id}", { params: { path: agent }, body: { status: "stopped" } });
+    // stopped → paused is not in the table.
+    await expectStatus(409, api.PATCH("/agents/{agent_id}", { params: { path: agent }, body: { status: "paused" } }));
+    await expectStatus(400, api.PATCH("/agents/{agent_id}", { params: { path: agent }, body: {} }));
+    await expectStatus(404, api.PATCH("/agents/{agent_id}", { params: { path: missing }, body: { name: "x" } }));
+    await expectStatus(413, api.PATCH("/agents/{agent_id}", { params: { path: agent }, body: { name: big } }));
+    await expectStatus(
+      415,
+      api.PATCH("/agents/{agent_id}", { params: { path: agent }, body: { name: "x" }, ...asText }),
+    );
+    // The agent is stopped: no new task (409); back to idle, tasks again.
+    await expectStatus(409, api.POST("/agents/{agent_id}/tasks", { params: { path: agent }, body: { title: "t" } }));
+    await api.PATCH("/agents/{agent_id}", { params: { path: agent }, body: { status: "idle" } });
+
+    const task = await api.POST("/agents/{agent_id}/tasks", {
+      params: { path: agent },
+      body: { title: "Summarise", input: { pages: [1, 2] } },
+    });
+    expect(task.response.status).toBe(201);
+    const path = { ...agent, task_id: task.data?.id ?? "" };
+    expect((await api.GET("/agents/{agent_id}/tasks/{task_id}", { params: { path } })).data).toEqual(task.data);
+    const listed = await api.GET("/agents/{agent_id}/tasks", { params: { path: agent, query: { status: "pending" } } });
+    expect(listed.data?.map((t) => t.id)).toEqual([path.task_id]);
+    const done = await api.PATCH("/agents/{agent_id}/tasks/{task_id}", {
+      params: { path },
+      body: { status: "cancelled", result: { reason: "not needed" } },
+    });
+    expect(done.data).toMatchObject({ status: "cancelled", result: { reason: "not needed" } });
+
+    const missingTask = { ...agent, task_id: missingId };
+    await expectStatus(400, api.GET("/agents/{agent_id}/tasks", { params: { path: agent, query: { limit: 0 } } }));
+    await expectStatus(404, api.GET("/agents/{agent_id}/tasks", { params: { path: missing } }));
+    await expectStatus(400, api.POST("/agents/{agent_id}/tasks", { params: { path: agent }, body: { title: "" } }));
+    await expectStatus(404, api.POST("/agents/{agent_id}/tasks", { params: { path: missing }, body: { title: "t" } }));
+    await expectStatus(413, api.POST("/agents/{agent_id}/tasks", { params: { path: agent }, body: { title: big } }));
+    await expectStatus(
+      415,
+      api.POST("/agents/{agent_id}/tasks", { params: { path: agent }, body: { title: "t" }, ...asText }),
+    );
+    await expectStatus(404, api.GET("/agents/{agent_id}/tasks/{task_id}", { params: { path: missingTask } }));
+    await expectStatus(
+      409,
+      api.PATCH("/agents/{agent_id}/tasks/{task_id}", { params: { path }, body: { status: "running" } }),
+    );
+    await expectStatus(400, api.PATCH("/agents/{agent_id}/tasks/{task_id}", { params: { path }, body: {} }));
+    await expectStatus(
+      404,
+      api.PATCH("/agents/{agent_id}/tasks/{task_id}", { params: { path: missingTask }, body: { title: "t" } }),
+    );
+    await expectStatus(
+      413,
+      api.PATCH("/agents/{agent_id}/tasks/{task_id}", { params: { path }, body: { title: big } }),
+    );
+    await expectStatus(
+      415,
+      api.PATCH("/agents/{agent_id}/tasks/{task_id}", { params: { path }, body: { title: "t" }, ...asText }),
+    );
+    await expectStatus(204, api.DELETE("/agents/{agent_id}/tasks/{task_id}", { params: { path } }));
+    await expectStatus(404, api.DELETE("/agents/{agent_id}/tasks/{task_id}", { params: { path } }));
+  });
+
   it("signs in with the password grant and calls /protected: 200, 400, 401, 413, 415, 429", async () => {
     const user = await createUser(app);
     const form = (fields: Record<string, string>) => ({

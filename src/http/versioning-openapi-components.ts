@@ -108,7 +108,6 @@ const responses = {
       error: { code: "NOT_FOUND", message: "Car registration data not found", details: [] },
     }),
   },
-  V2NotFound: { description: "No data at all", content: json("V2Error", { error: "Car registration data not found" }) },
   V1InternalError: {
     description: "Unexpected error (v1 format)",
     content: json("V1Error", { error: { code: "INTERNAL_ERROR", message: internal, details: [] } }),

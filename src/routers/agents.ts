@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { Agent, AgentCreate, AgentList, AgentListQuery, AgentReplace, agentId } from "../schemas/agents.js";
+import {
+  Agent,
+  AgentCreate,
+  AgentList,
+  AgentListQuery,
+  AgentReplace,
+  AgentUpdateInput,
+  agentId,
+} from "../schemas/agents.js";
 import { agentsService } from "../services/agents.js";
 import { readProcedure, router, writeProcedure } from "../trpc/init.js";
 
@@ -89,4 +97,22 @@ export const agentsRouter = router({
     .input(byId)
     .output(z.void())
     .mutation(({ ctx, input }) => agentsService.remove(ctx.db, input.agent_id)),
+
+  update: writeProcedure
+    .meta({
+      openapi: {
+        method: "PATCH",
+        path: "/agents/{agent_id}",
+        operationId: "updateAgent",
+        tags,
+        summary: "Change an agent's name, type or status",
+        description:
+          "Status changes follow the lifecycle table; the same status again is a no-op, an illegal change is 409.",
+        protect: false,
+        errorResponses: [400, 404, 409],
+      },
+    })
+    .input(AgentUpdateInput)
+    .output(Agent)
+    .mutation(({ ctx, input: { agent_id, ...patch } }) => agentsService.update(ctx.db, agent_id, patch)),
 });

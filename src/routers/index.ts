@@ -2,9 +2,11 @@ import { createCallerFactory, router } from "../trpc/init.js";
 import { agentsRouter } from "./agents.js";
 import { authRouter } from "./auth.js";
 import { dataRouter } from "./data/index.js";
+import { tasksRouter } from "./tasks.js";
 
 export const appRouter = router({
   agents: agentsRouter,
+  tasks: tasksRouter,
   auth: authRouter,
   data: dataRouter,
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { pagination, resourceId, text, timestamp } from "./common.js";
+import { atLeastOneOf, pagination, resourceId, text, timestamp } from "./common.js";
 
 export const agentTypes = ["assistant", "worker", "supervisor"] as const;
 export const agentStatuses = ["idle", "running", "paused", "error", "stopped"] as const;
@@ -25,6 +25,12 @@ export const AgentCreate = z.object({ name: agentName, type: agentType }).meta({
 /** PUT's input: the path's agent id and the full replacement body. */
 export const AgentReplace = AgentCreate.extend({ agent_id: agentId }).meta({ examples: [agentCreateExample] });
 
+export const agentUpdateFields = ["name", "type", "status"] as const;
+export const AgentUpdateInput = z
+  .object({ agent_id: agentId, name: agentName.optional(), type: agentType.optional(), status: agentStatus.optional() })
+  .check(atLeastOneOf(agentUpdateFields))
+  .meta({ examples: [{ status: "running" }] });
+
 export const Agent = z
   .object({
     id: agentId,
@@ -44,5 +50,7 @@ export const AgentListQuery = z.object({
 });
 
 export type AgentCreateInput = z.infer<typeof AgentCreate>;
+export type AgentUpdateBody = Omit<z.infer<typeof AgentUpdateInput>, "agent_id">;
+export type AgentStatus = (typeof agentStatuses)[number];
 export type AgentListInput = z.infer<typeof AgentListQuery>;
 export type AgentOut = z.infer<typeof Agent>;

@@ -46,3 +46,26 @@ export const pagination = {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string) => uuidPattern.test(value);
+
+/**
+ * A check for PATCH inputs: at least one of `fields` must be present, so an
+ * empty body (or one with only unknown fields, which are stripped) is a 400.
+ */
+export const atLeastOneOf =
+  (fields: readonly string[]) =>
+  (ctx: { value: Record<string, unknown>; issues: z.core.$ZodRawIssue[] }): void => {
+    if (fields.some((field) => ctx.value[field] !== undefined)) return;
+    ctx.issues.push({
+      code: "custom",
+      input: ctx.value,
+      message: `must contain at least one of: ${fields.join(", ")}`,
+    });
+  };
+
+/**
+ * A number in a request body, with JSON's types kept strict. trpc-to-openapi
+ * switches coercion on for every number of an input schema, bodies included
+ * (null → 0, "7" → 7, true → 1, [3] → 3), but leaves pipes alone: piping
+ * into a plain number, which changes nothing else, keeps JSON's types strict.
+ */
+export const bodyNumber = (schema: z.ZodNumber) => schema.pipe(z.number());

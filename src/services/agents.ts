@@ -1,7 +1,9 @@
 import type { Db } from "../db.js";
 import { notFound } from "../errors.js";
-import type { AgentCreateInput, AgentListInput, AgentOut } from "../schemas/agents.js";
+import type { AgentCreateInput, AgentListInput, AgentOut, AgentStatus, AgentUpdateBody } from "../schemas/agents.js";
 import { isUuid } from "../schemas/common.js";
+import { changedFields, conditionalUpdate } from "./conditional-update.js";
+import { agentTransitions, isStatusChange } from "./transitions.js";
 
 /** Only these columns ever leave the database for an agent. */
 export const agentSelect = {
@@ -55,10 +57,31 @@ export const agentsService = {
 
   /** Full replacement of name and type; status and created_at are kept. */
   async replace(db: Db, id: string, input: AgentCreateInput): Promise<AgentOut> {
-    if (!isUuid(id)) throw agentNotFound();
-    const { count } = await db.agent.updateMany({ where: { id }, data: { name: input.name, type: input.type } });
-    if (count === 0) throw agentNotFound();
-    return agentsService.get(db, id);
+    return agentsService.update(db, id, { name: input.name, type: input.type });
+  },
+
+  /**
+   * Changes the given fields; a status change must be allowed by SPEC §3's
+   * table from the state the agent is in when the write happens. Fields equal
+   * to the stored ones are not written, so the same state again is a no-op.
+   */
+  async update(db: Db, id: string, patch: AgentUpdateBody): Promise<AgentOut> {
+    const row = await conditionalUpdate({
+      what: "Agent",
+      read: () => findRow(db, id),
+      decide: (current) => {
+        const { status, ...fields } = patch;
+        const data = changedFields<AgentRow>(fields, current);
+        if (status && isStatusChange(agentTransitions, current.status as AgentStatus, status)) data.status = status;
+        return data;
+      },
+      write: async (current, data) => {
+        const where = { id, status: current.status, updatedAt: current.updatedAt };
+        const [written] = await db.agent.updateManyAndReturn({ where, data, select: agentSelect });
+        return written;
+      },
+    });
+    return toAgent(row);
   },
 
   /** Deletes the agent and, by the foreign key's cascade, its tasks. */

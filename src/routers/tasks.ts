@@ -1,0 +1,98 @@
+import { z } from "zod";
+import { Task, TaskCreateInput, TaskList, TaskListQuery, TaskPath, TaskUpdateInput } from "../schemas/tasks.js";
+import { tasksService } from "../services/tasks.js";
+import { readProcedure, router, writeProcedure } from "../trpc/init.js";
+
+const tags = ["tasks"];
+const path = "/agents/{agent_id}/tasks";
+const itemPath = "/agents/{agent_id}/tasks/{task_id}";
+
+export const tasksRouter = router({
+  list: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path,
+        operationId: "listTasks",
+        tags,
+        summary: "List an agent's tasks",
+        protect: false,
+        errorResponses: [400, 404],
+      },
+    })
+    .input(TaskListQuery)
+    .output(TaskList)
+    .query(({ ctx, input }) => tasksService.list(ctx.db, input)),
+
+  create: writeProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path,
+        operationId: "createTask",
+        tags,
+        summary: "Give an agent a task",
+        description: "A stopped agent accepts no new tasks (409).",
+        protect: false,
+        errorResponses: [400, 404, 409],
+      },
+      successStatus: 201,
+      location: (task) => `/agents/${task.agent_id}/tasks/${task.id}`,
+    })
+    .input(TaskCreateInput)
+    .output(Task)
+    .mutation(({ ctx, input: { agent_id, ...body } }) => tasksService.create(ctx.db, agent_id, body)),
+
+  get: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: itemPath,
+        operationId: "getTask",
+        tags,
+        summary: "Get a task",
+        protect: false,
+        errorResponses: [404],
+      },
+    })
+    .input(TaskPath)
+    .output(Task)
+    .query(({ ctx, input }) => tasksService.get(ctx.db, input.agent_id, input.task_id)),
+
+  update: writeProcedure
+    .meta({
+      openapi: {
+        method: "PATCH",
+        path: itemPath,
+        operationId: "updateTask",
+        tags,
+        summary: "Change a task's fields or status",
+        description:
+          "pending → running → succeeded | failed; pending | running → cancelled. The same status again is a no-op; any other change is 409.",
+        protect: false,
+        errorResponses: [400, 404, 409],
+      },
+    })
+    .input(TaskUpdateInput)
+    .output(Task)
+    .mutation(({ ctx, input: { agent_id, task_id, ...patch } }) =>
+      tasksService.update(ctx.db, agent_id, task_id, patch),
+    ),
+
+  remove: writeProcedure
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: itemPath,
+        operationId: "deleteTask",
+        tags,
+        summary: "Delete a task",
+        protect: false,
+        errorResponses: [404],
+      },
+      successStatus: 204,
+    })
+    .input(TaskPath)
+    .output(z.void())
+    .mutation(({ ctx, input }) => tasksService.remove(ctx.db, input.agent_id, input.task_id)),
+});

@@ -1,0 +1,86 @@
+import { z } from "zod";
+import { agentId } from "./agents.js";
+import { atLeastOneOf, bodyNumber, pagination, resourceId, text, timestamp } from "./common.js";
+import { jsonObject, jsonValue, maxInputBytes } from "./json.js";
+
+export const taskStatuses = ["pending", "running", "succeeded", "failed", "cancelled"] as const;
+
+export const taskId = resourceId("Task id");
+export const taskStatus = z.enum(taskStatuses).meta({ description: "Lifecycle state" });
+const title = text(1, 200).meta({ description: "1–200 characters", example: "Summarise the weekly report" });
+const description = text(0, 10_000).nullable().meta({ description: "Up to 10,000 characters" });
+const priority = z.int().min(0).max(9).meta({ description: "0–9, 9 is the most urgent", example: 5 });
+const priorityInput = bodyNumber(priority);
+const input = jsonObject(maxInputBytes)
+  .nullable()
+  .meta({ description: `Any JSON object, at most ${maxInputBytes} bytes serialised (UTF-8)` });
+const result = jsonValue.meta({ description: "Any JSON value; null until set" });
+
+export const TaskCreate = z.object({
+  title,
+  description: description.optional(),
+  priority: priorityInput.default(5),
+  input: input.optional(),
+});
+
+export const taskUpdateFields = ["title", "description", "priority", "status", "result"] as const;
+const TaskUpdate = z.object({
+  title: title.optional(),
+  description: description.optional(),
+  priority: priorityInput.optional(),
+  status: taskStatus.optional(),
+  result: result.optional(),
+});
+
+// trpc-to-openapi keeps only `examples` of an input's meta: request examples go there.
+export const TaskCreateInput = TaskCreate.extend({ agent_id: agentId }).meta({
+  examples: [{ title: "Summarise the weekly report", priority: 7, input: { url: "https://example.com/report.pdf" } }],
+});
+export const TaskUpdateInput = TaskUpdate.extend({ agent_id: agentId, task_id: taskId })
+  .check(atLeastOneOf(taskUpdateFields))
+  .meta({ examples: [{ status: "succeeded", result: { summary: "Revenue up 4%" } }] });
+export const TaskPath = z.object({ agent_id: agentId, task_id: taskId });
+export const TaskListQuery = z.object({
+  agent_id: agentId,
+  ...pagination,
+  status: taskStatus.optional().meta({ description: "Only tasks in this state" }),
+});
+
+const taskExample = {
+  id: "9d0f3b6e-2c4a-4e8f-b1d7-5a6c7e8f9012",
+  agent_id: "4b1c5e0a-8f3d-4c2b-9a6e-1f2d3c4b5a69",
+  title: "Summarise the weekly report",
+  description: null,
+  priority: 5,
+  status: "pending",
+  input: { url: "https://example.com/report.pdf" },
+  result: null,
+  created_at: "2026-11-25T22:39:57.123Z",
+  updated_at: "2026-11-25T22:39:57.123Z",
+};
+
+export const Task = z
+  .object({
+    id: taskId,
+    agent_id: agentId,
+    title: z.string(),
+    description: z.string().nullable(),
+    priority,
+    status: taskStatus,
+    input: input,
+    result: result,
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({
+    id: "Task",
+    example: taskExample,
+  });
+
+export type TaskStatus = (typeof taskStatuses)[number];
+export type TaskCreateBody = Omit<z.infer<typeof TaskCreateInput>, "agent_id">;
+export type TaskUpdateBody = Omit<z.infer<typeof TaskUpdateInput>, "agent_id" | "task_id">;
+export type TaskListInput = z.infer<typeof TaskListQuery>;
+export type TaskOut = z.infer<typeof Task>;
+
+export const TaskList = z.array(Task).meta({ example: [taskExample] });
