@@ -33,6 +33,7 @@ const envSchema = z
         .default("1mb"),
     ),
     LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
+    WEB_CONCURRENCY: optional(z.coerce.number().int().min(1).max(64).default(1)),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -74,5 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     seedSampleData: e.SEED_SAMPLE_DATA,
     bodyLimit: e.BODY_LIMIT,
     logLevel: e.LOG_LEVEL,
+    /** Worker processes sharing the port (node:cluster); 1 serves from the main process. */
+    webConcurrency: e.WEB_CONCURRENCY,
   };
 }

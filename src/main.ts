@@ -1,5 +1,7 @@
+import cluster from "node:cluster";
 import type { Server } from "node:http";
 import { createApp } from "./app.js";
+import { superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { connectDatabase, migrateDatabase } from "./db.js";
 import { createLogger } from "./logger.js";
@@ -18,7 +20,14 @@ async function main() {
   }
   const logger = createLogger(config.logLevel);
 
-  await migrateDatabase(config.databaseUrl);
+  // Migrations run once, before any worker exists.
+  if (cluster.isPrimary) {
+    await migrateDatabase(config.databaseUrl);
+    if (config.webConcurrency > 1) {
+      superviseWorkers(config.webConcurrency, logger);
+      return;
+    }
+  }
   const db = await connectDatabase(config.databaseUrl);
   const app = createApp({ db, config, logger });
 
