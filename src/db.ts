@@ -14,6 +14,29 @@ import { PrismaClient as SqliteClient } from "./generated/sqlite/client.js";
 export type Db = SqliteClient;
 export type DbProvider = "sqlite" | "postgresql";
 
+/**
+ * A second connection through the same Prisma driver adapter, for hot reads
+ * only (src/services/read-sql.ts): a query sent there skips the client's
+ * per-call query planning. It never writes, so it never waits on a lock.
+ */
+export type Reader = Awaited<ReturnType<PrismaBetterSQLite3["connect"]>>;
+const readers = new WeakMap<object, { reader: Reader; provider: DbProvider }>();
+
+/** The read connection of a client made by connectDatabase (none for a transaction's client). */
+export const readerOf = (db: Db) => readers.get(db);
+
+/** Ties the read connection to the client: one `$disconnect()` closes both. */
+async function withReader(db: Db, provider: DbProvider, factory: PrismaBetterSQLite3 | PrismaPg): Promise<Db> {
+  const reader = await factory.connect();
+  readers.set(db, { reader, provider });
+  const disconnect = db.$disconnect.bind(db);
+  db.$disconnect = async () => {
+    await reader.dispose();
+    await disconnect();
+  };
+  return db;
+}
+
 export const providerOf = (url: string): DbProvider => (/^postgres(ql)?:/.test(url) ? "postgresql" : "sqlite");
 
 const sqlitePath = (url: string) => url.replace(/^file:/, "").split("?")[0] ?? "";
@@ -21,7 +44,7 @@ const sqlitePath = (url: string) => url.replace(/^file:/, "").split("?")[0] ?? "
 export async function connectDatabase(url: string): Promise<Db> {
   if (providerOf(url) === "postgresql") {
     const client = new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) });
-    return client as unknown as Db;
+    return withReader(client as unknown as Db, "postgresql", new PrismaPg({ connectionString: url }));
   }
   const path = sqlitePath(url);
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -32,7 +55,7 @@ export async function connectDatabase(url: string): Promise<Db> {
   await db.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await db.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
   await db.$queryRawUnsafe("PRAGMA foreign_keys = ON");
-  return db;
+  return withReader(db, "sqlite", new PrismaBetterSQLite3({ url: path, timeout: 5000 }));
 }
 
 const run = promisify(execFile);
