@@ -112,7 +112,8 @@ export function summariseProfile(file: string, scenario: string, requests: numbe
     entry.ms += ms;
     functions.set(name, entry);
   }
-  const perRequest = requests > 0 ? ` (${((busy * 1000) / requests).toFixed(0)} µs sampled per request, wall time while busy)` : "";
+  const perRequest =
+    requests > 0 ? ` (${((busy * 1000) / requests).toFixed(0)} µs sampled per request, wall time while busy)` : "";
   const lines = [
     `#### Profile of ${scenario}: busy ${busy.toFixed(0)} ms for ${requests} requests${perRequest}`,
     "",
