@@ -35,6 +35,7 @@ const envSchema = z
     MAX_IN_FLIGHT: optional(z.coerce.number().int().min(1).default(1024)),
     MAX_EVENT_LOOP_DELAY_MS: optional(z.coerce.number().int().min(1).default(1000)),
     LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
+    WEB_CONCURRENCY: optional(z.coerce.number().int().min(1).max(64).default(1)),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -77,5 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     bodyLimit: e.BODY_LIMIT,
     logLevel: e.LOG_LEVEL,
     load: { maxInFlight: e.MAX_IN_FLIGHT, maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS },
+    /** Worker processes sharing the port (node:cluster); 1 serves from the main process. */
+    webConcurrency: e.WEB_CONCURRENCY,
   };
 }

@@ -14,6 +14,29 @@ import { PrismaClient as SqliteClient } from "./generated/sqlite/client.js";
 export type Db = SqliteClient;
 export type DbProvider = "sqlite" | "postgresql";
 
+/**
+ * A second connection through the same Prisma driver adapter, for hot reads
+ * only (src/services/read-sql.ts): a query sent there skips the client's
+ * per-call query planning. It never writes, so it never waits on a lock.
+ */
+export type Reader = Awaited<ReturnType<PrismaBetterSQLite3["connect"]>>;
+const readers = new WeakMap<object, { reader: Reader; provider: DbProvider }>();
+
+/** The read connection of a client made by connectDatabase (none for a transaction's client). */
+export const readerOf = (db: Db) => readers.get(db);
+
+/** Ties the read connection to the client: one `$disconnect()` closes both. */
+async function withReader(db: Db, provider: DbProvider, factory: PrismaBetterSQLite3 | PrismaPg): Promise<Db> {
+  const reader = await factory.connect();
+  readers.set(db, { reader, provider });
+  const disconnect = db.$disconnect.bind(db);
+  db.$disconnect = async () => {
+    await reader.dispose();
+    await disconnect();
+  };
+  return db;
+}
+
 export const providerOf = (url: string): DbProvider => (/^postgres(ql)?:/.test(url) ? "postgresql" : "sqlite");
 
 // Prisma clients are proxies (`instanceof` does not see their class), so the
@@ -33,7 +56,7 @@ export async function connectDatabase(url: string): Promise<Db> {
   if (providerOf(url) === "postgresql") {
     const client = new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as Db;
     providers.set(client, "postgresql");
-    return client;
+    return withReader(client, "postgresql", new PrismaPg({ connectionString: url }));
   }
   const path = sqlitePath(url);
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -45,19 +68,26 @@ export async function connectDatabase(url: string): Promise<Db> {
   await db.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
   await db.$queryRawUnsafe("PRAGMA foreign_keys = ON");
   providers.set(db, "sqlite");
-  return db;
+  return withReader(db, "sqlite", new PrismaBetterSQLite3({ url: path, timeout: 5000 }));
 }
 
 // Prisma's codes for a database that cannot be reached, does not exist, timed
 // out, or dropped the connection: the service is unavailable, not broken.
+// Reads sent straight through the driver adapter fail with its error kinds instead.
 const unavailableCodes = new Set(["P1001", "P1002", "P1003", "P1008", "P1017", "P2024"]);
+const unavailableKinds = new Set([
+  "DatabaseNotReachable",
+  "DatabaseDoesNotExist",
+  "SocketTimeout",
+  "TooManyConnections",
+]);
 
-export const isDatabaseUnavailable = (error: unknown): boolean =>
-  typeof error === "object" &&
-  error !== null &&
-  "code" in error &&
-  typeof error.code === "string" &&
-  unavailableCodes.has(error.code);
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  if ("code" in error && typeof error.code === "string" && unavailableCodes.has(error.code)) return true;
+  const cause = "cause" in error ? (error.cause as { kind?: unknown } | undefined) : undefined;
+  return typeof cause?.kind === "string" && unavailableKinds.has(cause.kind);
+}
 
 const run = promisify(execFile);
 export const projectRoot = new URL("..", import.meta.url).pathname.replace(/dist\/$/, "");

@@ -1,5 +1,7 @@
+import cluster from "node:cluster";
 import type { Server } from "node:http";
 import { createApp } from "./app.js";
+import { superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { connectDatabase, migrateDatabase } from "./db.js";
 import { createLogger } from "./logger.js";
@@ -19,9 +21,21 @@ async function main() {
   }
   const logger = createLogger(config.logLevel);
 
-  await migrateDatabase(config.databaseUrl);
+  // Migrations and the sample data happen once, before any worker exists.
+  if (cluster.isPrimary) {
+    await migrateDatabase(config.databaseUrl);
+    if (config.webConcurrency > 1) {
+      if (config.seedSampleData) {
+        const db = await connectDatabase(config.databaseUrl);
+        await seedSampleData(db, logger);
+        await db.$disconnect();
+      }
+      superviseWorkers(config.webConcurrency, logger);
+      return;
+    }
+  }
   const db = await connectDatabase(config.databaseUrl);
-  if (config.seedSampleData) await seedSampleData(db, logger);
+  if (cluster.isPrimary && config.seedSampleData) await seedSampleData(db, logger);
   const app = createApp({ db, config, logger });
 
   const server: Server = app.listen(config.port, config.host, () => {

@@ -1,8 +1,10 @@
+import { randomUUID } from "node:crypto";
 import type { Db } from "../db.js";
 import { notFound } from "../errors.js";
 import type { AgentCreateInput, AgentListInput, AgentOut, AgentStatus, AgentUpdateBody } from "../schemas/agents.js";
 import { isUuid } from "../schemas/common.js";
 import { changedFields, conditionalUpdate } from "./conditional-update.js";
+import { readQuery, readRows } from "./read-sql.js";
 import { agentTransitions, isStatusChange } from "./transitions.js";
 
 /** Only these columns ever leave the database for an agent. */
@@ -28,31 +30,61 @@ export const toAgent = (row: AgentRow): AgentOut => ({
 
 export const agentNotFound = () => notFound("Agent");
 
+/** The row a conditional update decides on, through Prisma (its `updatedAt` is the write's condition). */
 async function findRow(db: Db, id: string): Promise<AgentRow> {
   const row = isUuid(id) ? await db.agent.findUnique({ where: { id }, select: agentSelect }) : null;
   if (!row) throw agentNotFound();
   return row;
 }
 
+// Hot reads skip Prisma's query planning, which costs several times the
+// query itself (bench/README.md): the SQL is sent as written through the
+// driver adapter (services/read-sql.ts). Writes stay on the Prisma client.
+const byId = readQuery`SELECT id, name, type, status, created_at, updated_at FROM agents WHERE id = ${"string"}`;
+// Ordered by (created_at, id): served by agents_created_at_id_idx, or with a
+// status by agents_status_created_at_id_idx (the plans are in bench/README.md).
+const page = readQuery`SELECT id, name, type, status, created_at, updated_at
+  FROM agents ORDER BY created_at, id LIMIT ${"int"} OFFSET ${"int"}`;
+const pageByStatus = readQuery`SELECT id, name, type, status, created_at, updated_at
+  FROM agents WHERE status = ${"string"} ORDER BY created_at, id LIMIT ${"int"} OFFSET ${"int"}`;
+const dateColumns = [4, 5];
+
+const agentOf = (row: unknown[]) =>
+  ({
+    id: row[0],
+    name: row[1],
+    type: row[2],
+    status: row[3],
+    created_at: row[4],
+    updated_at: row[5],
+  }) as AgentOut;
+
 export const agentsService = {
   async list(db: Db, { skip, limit, status }: AgentListInput): Promise<AgentOut[]> {
-    const rows = await db.agent.findMany({
-      where: status ? { status } : undefined,
-      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-      skip,
-      take: limit,
-      select: agentSelect,
-    });
-    return rows.map(toAgent);
+    const rows = status
+      ? await readRows(db, pageByStatus, [status, limit, skip], dateColumns)
+      : await readRows(db, page, [limit, skip], dateColumns);
+    return rows.map(agentOf);
   },
 
   async get(db: Db, id: string): Promise<AgentOut> {
-    return toAgent(await findRow(db, id));
+    const [row] = isUuid(id) ? await readRows(db, byId, [id], dateColumns) : [];
+    if (!row) throw agentNotFound();
+    return agentOf(row);
   },
 
+  /**
+   * One raw INSERT (a third of `agent.create`'s cost): the id and timestamps
+   * are made here, as Prisma's @default(uuid()) / now() / @updatedAt would,
+   * and the Agent is answered from them without reading the row back.
+   */
   async create(db: Db, input: AgentCreateInput): Promise<AgentOut> {
-    const row = await db.agent.create({ data: { name: input.name, type: input.type }, select: agentSelect });
-    return toAgent(row);
+    const id = randomUUID();
+    const now = new Date();
+    await db.$executeRaw`INSERT INTO agents (id, name, type, status, created_at, updated_at)
+      VALUES (${id}, ${input.name}, ${input.type}, 'idle', ${now}, ${now})`;
+    const at = now.toISOString();
+    return { id, name: input.name, type: input.type, status: "idle", created_at: at, updated_at: at };
   },
 
   /** Full replacement of name and type; status and created_at are kept. */

@@ -1,0 +1,21 @@
+import type { ListQuery } from "./validate.js";
+
+/** An agent as the contract returns it. */
+export interface Agent {
+  id: string;
+  name: string;
+  type: string;
+  status: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The baseline's storage: one prepared statement per operation. */
+export interface AgentStore {
+  list(query: ListQuery): Promise<Agent[]>;
+  get(id: string): Promise<Agent | undefined>;
+  create(name: string, type: string): Promise<Agent>;
+  update(id: string, fields: { name?: string; type?: string; status?: string }): Promise<Agent | undefined>;
+  remove(id: string): Promise<boolean>;
+  close(): Promise<void>;
+}

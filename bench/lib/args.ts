@@ -1,0 +1,57 @@
+import { parseArgs } from "node:util";
+
+export interface BenchOptions {
+  /** Also run everything on PostgreSQL. */
+  pg: boolean;
+  /** Seconds measured per scenario. */
+  duration: number;
+  /** Seconds of warm-up before each measured scenario. */
+  warmup: number;
+  connections: number;
+  /** Rounds of A/B alternation (A B A B for 2). */
+  rounds: number;
+  /** Seconds measured per scenario and size in the growth table. */
+  growthDuration: number;
+  growth: boolean;
+  /** Run each scenario once more under `node --cpu-prof` and summarise the profiles. */
+  profile: boolean;
+  /** Only these scenario keys (all when empty). */
+  scenarios: string[];
+  /** Agents seeded through the API. */
+  agents: number;
+}
+
+export function parseOptions(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      pg: { type: "boolean", default: false },
+      quick: { type: "boolean", default: false },
+      duration: { type: "string" },
+      rounds: { type: "string" },
+      connections: { type: "string", default: "32" },
+      "no-growth": { type: "boolean", default: false },
+      profile: { type: "boolean", default: false },
+      scenarios: { type: "string", default: "" },
+    },
+  });
+  const quick = values.quick === true;
+  const number = (raw: string | undefined, fallback: number, name: string) => {
+    const value = raw === undefined ? fallback : Number(raw);
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+    return value;
+  };
+  const duration = number(values.duration, quick ? 2 : 10, "duration");
+  return {
+    pg: values.pg === true,
+    duration,
+    warmup: quick ? 1 : 2,
+    connections: number(values.connections, 32, "connections"),
+    rounds: number(values.rounds, quick ? 1 : 2, "rounds"),
+    growthDuration: quick ? 1 : Math.min(duration, 5),
+    growth: values["no-growth"] !== true,
+    profile: values.profile === true,
+    scenarios: values.scenarios.split(",").filter(Boolean),
+    agents: 10_000,
+  };
+}

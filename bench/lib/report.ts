@@ -1,0 +1,122 @@
+import { cpus, totalmem } from "node:os";
+import type { QueryPlan } from "./plans.js";
+import type { ProfileSummary } from "./profile.js";
+import { reportOrder } from "./scenarios.js";
+import type { Summary } from "./stats.js";
+
+export interface ScenarioRow {
+  key: string;
+  title: string;
+  read: boolean;
+  service?: Summary;
+  baseline?: Summary;
+  service2?: Summary;
+}
+
+export interface GrowthRow {
+  size: number;
+  service: Record<string, Summary>;
+  baseline: Record<string, Summary>;
+}
+
+export interface ProviderReport {
+  provider: string;
+  rows: ScenarioRow[];
+  notes: string[];
+  exitCodes: string[];
+  growth: GrowthRow[];
+  plans: QueryPlan[];
+  profiles: ProfileSummary[];
+}
+
+const f = (value: number | undefined, digits = 0) => (value === undefined ? "–" : value.toFixed(digits));
+const ratio = (a?: Summary, b?: Summary) => (a && b && b.rps > 0 ? (a.rps / b.rps).toFixed(2) : "–");
+// Baseline CPU per request over the service's: the efficiency ratio that other work on the machine moves least.
+const cpuRatio = (service?: Summary, baseline?: Summary) =>
+  service && baseline && service.cpuPerRequest > 0 ? (baseline.cpuPerRequest / service.cpuPerRequest).toFixed(2) : "–";
+const lat = (s?: Summary) => (s ? `${f(s.p50)} / ${f(s.p99)}` : "–");
+
+/** Targets of the benchmark (never asserted in tests), checked against this run. */
+function targets(rows: ScenarioRow[], growth: GrowthRow[]): string[] {
+  const lines: string[] = [];
+  const row = (key: string) => rows.find((r) => r.key === key);
+  const errors = rows.flatMap((r) => [r.service, r.baseline, r.service2]).reduce((n, s) => n + (s?.errors ?? 0), 0);
+  lines.push(`- zero errors: ${errors === 0 ? "met" : `**missed** (${errors} errors)`}`);
+  for (const [keys, floor] of [[["a", "c", "d"], 0.4] as const, [["b", "e"], 0.5] as const]) {
+    for (const key of keys) {
+      const r = row(key);
+      if (!r?.service || !r.baseline) continue;
+      const value = r.service.rps / r.baseline.rps;
+      lines.push(
+        `- (${key}) service/baseline ≥ ${floor}: ${value >= floor ? "met" : "**missed**"} (${value.toFixed(2)})`,
+      );
+    }
+  }
+  for (const r of rows.filter((r) => r.read && r.service && r.service2)) {
+    const value = (r.service2 as Summary).rps / (r.service as Summary).rps;
+    lines.push(`- (${r.key}) 2 workers ≥ 1.7× 1 worker: ${value >= 1.7 ? "met" : "**missed**"} (${value.toFixed(2)}×)`);
+  }
+  for (const key of ["a", "d"]) {
+    const s = row(key)?.service;
+    if (s) lines.push(`- (${key}) p99 ≤ 30 ms: ${s.p99 <= 30 ? "met" : "**missed**"} (${s.p99} ms)`);
+  }
+  const largest = growth.at(-1);
+  const b = largest?.service.b;
+  const e = largest?.service.e;
+  if (largest && b && e) {
+    const value = e.p50 / Math.max(b.p50, 1);
+    lines.push(
+      `- (e) within 2× of (b) at ${largest.size.toLocaleString("en")} agents: ${value <= 2 ? "met" : "**missed**"} (p50 ${e.p50} vs ${b.p50} ms)`,
+    );
+  }
+  return lines;
+}
+
+export function machine(): string {
+  const cpu = cpus()[0]?.model ?? "unknown CPU";
+  return `${cpus().length} cores (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${process.platform}`;
+}
+
+export function renderReport(reports: ProviderReport[], header: string[]): string {
+  const out = [...header, ""];
+  for (const r of reports) {
+    const rows = [...r.rows].sort((x, y) => reportOrder.indexOf(x.key) - reportOrder.indexOf(y.key));
+    out.push(`## ${r.provider}`, "");
+    out.push(
+      "| scenario | service / baseline req/s | service / baseline CPU per request | 2 workers / 1 req/s | service req/s | baseline req/s | 2 workers req/s | p50 / p99 ms service | baseline | 2 workers | errors | server CPU µs/req (service, baseline, 2 workers) | peak RSS MiB (service, baseline, 2 workers) |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    );
+    for (const s of rows) {
+      const errors = [s.service, s.baseline, s.service2].map((x) => (x ? String(x.errors) : "–")).join(" / ");
+      const rss = [s.service, s.baseline, s.service2].map((x) => f(x?.rssMiB)).join(" / ");
+      const cpu = [s.service, s.baseline, s.service2].map((x) => f(x?.cpuPerRequest)).join(" / ");
+      out.push(
+        `| (${s.key}) ${s.title} | ${ratio(s.service, s.baseline)} | ${cpuRatio(s.service, s.baseline)} | ${ratio(s.service2, s.service)} | ${f(s.service?.rps)} | ${f(s.baseline?.rps)} | ${f(s.service2?.rps)} | ${lat(s.service)} | ${lat(s.baseline)} | ${lat(s.service2)} | ${errors} | ${cpu} | ${rss} |`,
+      );
+    }
+    out.push("", "Targets:", ...targets(rows, r.growth), "");
+    if (r.notes.length) out.push("Notes:", ...r.notes.map((n) => `- ${n}`), "");
+    out.push(`Exit codes after SIGTERM: ${r.exitCodes.join(", ")}`, "");
+    if (r.growth.length) {
+      out.push(
+        "### Growth (1 worker; p50 / p99 ms at 32 connections, service/baseline throughput ratio)",
+        "",
+        "| agents | (a) GET one | (b) list 100 | (e) skip 9000 | (e)/(b) p50 | ratio (a) | ratio (b) | ratio (e) |",
+        "|---|---|---|---|---|---|---|---|",
+      );
+      for (const g of r.growth) {
+        const { a, b, e } = g.service;
+        out.push(
+          `| ${g.size.toLocaleString("en")} | ${lat(a)} | ${lat(b)} | ${lat(e)} | ${e && b ? (e.p50 / Math.max(b.p50, 1)).toFixed(2) : "–"} | ${ratio(a, g.baseline.a)} | ${ratio(b, g.baseline.b)} | ${ratio(e, g.baseline.e)} |`,
+        );
+      }
+      out.push("");
+    }
+    if (r.plans.length) {
+      out.push("### Query plans of the list queries (the SQL Prisma sends)", "");
+      for (const p of r.plans) out.push(`${p.request}`, "", "```sql", p.sql, "```", "```", p.plan, "```", "");
+    }
+    for (const p of r.profiles) out.push(...p.lines, "");
+  }
+  return out.join("\n");
+}

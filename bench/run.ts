@@ -1,0 +1,83 @@
+// `npm run bench [-- --quick | --duration 10 | --pg | --profile | --no-growth]`
+// The service built for production against the node:http baseline on the same
+// machine, in alternating rounds; see bench/README.md.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseOptions } from "./lib/args.js";
+import { adminQuery, benchDatabases, type Provider } from "./lib/databases.js";
+import { growthReport } from "./lib/growth.js";
+import { listQueryPlans } from "./lib/plans.js";
+import { profileScenarios } from "./lib/profile-run.js";
+import { machine, type ProviderReport, renderReport } from "./lib/report.js";
+import { runRounds } from "./lib/rounds.js";
+import { dataGroupPaths, markRunning, seedAgents } from "./lib/seed.js";
+import { root, startService } from "./lib/targets.js";
+
+const options = parseOptions(process.argv.slice(2));
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+log("building the service (npm run build)");
+execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: "inherit" });
+
+async function benchProvider(provider: Provider): Promise<ProviderReport> {
+  const dbs = benchDatabases(provider);
+  try {
+    const notes: string[] = [];
+    const logFile = join(dbs.dir, "server.log");
+    // One database seeded through the API; every run gets a fresh copy of it.
+    const template = await dbs.fresh("template");
+    const seeder = await startService("seed", { databaseUrl: template, seedSampleData: true, logFile });
+    log(`${provider}: seeding ${options.agents} agents through POST /agents`);
+    const ids = await seedAgents(seeder.url, options.agents);
+    const running = ids.filter((_, i) => i % 10 === 0);
+    const patched = await markRunning(seeder.url, running);
+    notes.push(
+      patched
+        ? `${running.length} agents moved to running through PATCH /agents/{id}; (d) filters on status=running.`
+        : "PATCH /agents/{id} is not served yet (405): every agent is idle, so (d) filters on status=idle.",
+    );
+    const groups = await dataGroupPaths(seeder.url);
+    if (!groups.cars) notes.push("(g1) skipped: GET /v2/cars is not served yet.");
+    if (!groups.coe) notes.push("(g2) skipped: GET /v1/coe is not served yet (or has no data).");
+    await seeder.stop();
+    // What autovacuum would do before long: without statistics PostgreSQL sorts (e) instead of walking the index.
+    if (provider === "postgresql") await adminQuery("ANALYZE agents", template);
+    const idsFile = join(dbs.dir, "ids.json");
+    writeFileSync(idsFile, JSON.stringify(ids));
+
+    const status = patched ? "running" : "idle";
+    const context = { dbs, template, idsFile, status, groups, options, logFile, log };
+    if (options.profile) {
+      const profiles = await profileScenarios(context, join(root, "bench/results/profiles"));
+      return { provider, rows: [], notes, exitCodes: [], growth: [], plans: [], profiles };
+    }
+    const { rows, exitCodes } = await runRounds(context);
+    const growth = options.growth ? await growthReport({ dbs, options, logFile, log }) : { rows: [], url: undefined };
+    const plans = growth.url ? await listQueryPlans(provider, growth.url) : [];
+    return { provider, rows, notes, exitCodes, growth: growth.rows, plans, profiles: [] };
+  } finally {
+    await dbs.cleanup();
+  }
+}
+
+const reports: ProviderReport[] = [];
+for (const provider of ["sqlite", ...(options.pg ? ["postgresql"] : [])] as Provider[]) {
+  reports.push(await benchProvider(provider));
+}
+
+const header = [
+  "# Benchmark results",
+  "",
+  `Run ${new Date().toISOString()} on ${machine()}.`,
+  `${options.connections} connections, ${options.warmup} s warm-up then ${options.duration} s per scenario, ${options.rounds} alternating round(s) of service (1 worker), baseline, service (2 workers). Other work shares this machine: compare ratios, not absolute figures.`,
+];
+const markdown = renderReport(reports, header);
+const resultsDir = join(root, "bench/results");
+mkdirSync(resultsDir, { recursive: true });
+// A profiling run has its own report, so it never replaces the latest figures.
+const name = options.profile ? "profile" : "latest";
+writeFileSync(join(resultsDir, `${name}.md`), markdown);
+writeFileSync(join(resultsDir, `${name}.json`), JSON.stringify({ options, reports }, null, 2));
+process.stdout.write(`${markdown}\n`);
+log(`written to ${join(resultsDir, `${name}.md`)}`);
