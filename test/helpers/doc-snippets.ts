@@ -1,14 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const root = fileURLToPath(new URL("../..", import.meta.url));
 
-/** The README and every page under docs/: wherever a client's section lives. */
-const docFiles = () => [
-  "README.md",
-  ...(existsSync(join(root, "docs")) ? readdirSync(join(root, "docs")).map((name) => `docs/${name}`) : []),
-];
+/** Where the clients' sections live. */
+const docFiles = () => ["README.md"];
 
 export interface Snippet {
   doc: string;
