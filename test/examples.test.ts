@@ -9,7 +9,7 @@ import { documentedCommands, root, titledSnippets } from "./helpers/doc-snippets
 // The client examples and the docs' snippets, run as a reader would run them.
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({}, { sampleData: true });
 });
 afterAll(() => app.close());
 
@@ -90,13 +90,30 @@ describe("the REST client example", { timeout: 120_000 }, () => {
 describe("the tRPC client example", { timeout: 60_000 }, () => {
   it("creates, lists, replaces and deletes an agent", async () => {
     const lines = await runExample("examples/trpc-client.ts");
-    expect(lines.map(([label]) => label)).toEqual(["created", "listed", "replaced", "deleted", "missing"]);
+    expect(lines.map(([label]) => label)).toEqual([
+      "created",
+      "listed",
+      "updated",
+      "replaced",
+      "deleted",
+      "premiums",
+      "missing",
+    ]);
     const created = JSON.parse(lines[0]?.[1] as string) as { id: string };
     expect(created).toMatchObject({ id: expect.stringMatching(uuid), name: "Scout", type: "worker", status: "idle" });
     expect(JSON.parse(lines[1]?.[1] as string)).toEqual([created.id]);
-    expect(JSON.parse(lines[2]?.[1] as string)).toMatchObject({ id: created.id, name: "Lead", type: "supervisor" });
-    expect(lines[3]?.[1]).toBe(created.id);
-    expect(lines[4]?.[1]).toBe("404 NOT_FOUND Agent not found");
+    expect(lines[2]?.[1]).toBe("running");
+    expect(JSON.parse(lines[3]?.[1] as string)).toMatchObject({ id: created.id, name: "Lead", type: "supervisor" });
+    expect(lines[4]?.[1]).toBe(created.id);
+    // The sample's latest round: one row per category.
+    expect((JSON.parse(lines[5]?.[1] as string) as [string, number][]).map(([category]) => category)).toEqual([
+      "Category A",
+      "Category B",
+      "Category C",
+      "Category D",
+      "Category E",
+    ]);
+    expect(lines[6]?.[1]).toBe("404 NOT_FOUND Agent not found");
     expect((await app.request(`/agents/${created.id}`)).status).toBe(404);
   });
 });
