@@ -54,26 +54,37 @@ async function taskIn(agentId: string, status: string) {
   return { path, task: await read<TaskOut>(await app.request(path)) };
 }
 
+/** A PATCH of `status` answers as the table says: 409 naming both states, or 200 with the row (changed or not). */
+function expectOutcome<T extends { updated_at: string }>(
+  res: Response,
+  body: T,
+  before: T,
+  { from, to, outcome }: ReturnType<typeof transitionCases>[number],
+  allowed: readonly string[],
+) {
+  if (outcome === "forbidden") {
+    expect(res.status).toBe(409);
+    expect(body).toEqual({
+      error: "conflict",
+      message: `Cannot change status from ${from} to ${to}`,
+      details: { from, to, allowed },
+    });
+    return;
+  }
+  expect(res.status).toBe(200);
+  if (outcome === "no-op") expect(body).toEqual(before);
+  else {
+    expect(body).toEqual({ ...before, status: to, updated_at: expect.any(String) });
+    expect(body.updated_at > before.updated_at).toBe(true);
+  }
+}
+
 describe("PATCH /agents/{agent_id}: every pair of states", () => {
   it.each(transitionCases(agentTable))("$from → $to is $outcome", async ({ from, to, outcome }) => {
     const before = await agentIn(from);
     const res = await patch(`/agents/${before.id}`, { status: to });
     const body = await read(res);
-    if (outcome === "forbidden") {
-      expect(res.status).toBe(409);
-      expect(body).toEqual({
-        error: "conflict",
-        message: `Cannot change status from ${from} to ${to}`,
-        details: { from, to, allowed: agentTable[from as keyof typeof agentTable] },
-      });
-    } else {
-      expect(res.status).toBe(200);
-      if (outcome === "no-op") expect(body).toEqual(before);
-      else {
-        expect(body).toEqual({ ...before, status: to, updated_at: expect.any(String) });
-        expect(body.updated_at > before.updated_at).toBe(true);
-      }
-    }
+    expectOutcome(res, body, before, { from, to, outcome }, agentTable[from as keyof typeof agentTable]);
     expect(await getAgent(before.id)).toEqual(outcome === "forbidden" ? before : body);
   });
 });
@@ -88,21 +99,7 @@ describe("PATCH /agents/{agent_id}/tasks/{task_id}: every pair of states", () =>
     const { path, task: before } = await taskIn(agentId, from);
     const res = await patch(path, { status: to });
     const body = await read<TaskOut>(res);
-    if (outcome === "forbidden") {
-      expect(res.status).toBe(409);
-      expect(body).toEqual({
-        error: "conflict",
-        message: `Cannot change status from ${from} to ${to}`,
-        details: { from, to, allowed: taskTable[from as keyof typeof taskTable] },
-      });
-    } else {
-      expect(res.status).toBe(200);
-      if (outcome === "no-op") expect(body).toEqual(before);
-      else {
-        expect(body).toEqual({ ...before, status: to, updated_at: expect.any(String) });
-        expect(body.updated_at > before.updated_at).toBe(true);
-      }
-    }
+    expectOutcome(res, body, before, { from, to, outcome }, taskTable[from as keyof typeof taskTable]);
     expect(await read<TaskOut>(await app.request(path))).toEqual(outcome === "forbidden" ? before : body);
   });
 });
