@@ -21,8 +21,10 @@ import { type AppDeps, contextFactory } from "./trpc/context.js";
 
 export const version = packageJson.version;
 
-/** The OpenAPI document /openapi.json serves; `npm run openapi:document` writes the same one to a file. */
-/** The OpenAPI document: what operations require follows AUTH_POLICY; data versions follow their settings. */
+/**
+ * The document /openapi.json serves (`npm run openapi:document` writes the same one): what each
+ * operation requires follows AUTH_POLICY; the data versions follow their settings.
+ */
 export const openApiDocument = (config: Config) =>
   documentVersionedRoutes(buildOpenApiDocument(appRouter, version, tokenPaths, config.authPolicy), appRouter, config);
 
