@@ -212,8 +212,23 @@ describe("checkUrl", () => {
     ["http://", "invalid"],
     ["http://user:pass@example.com/", "credentials"],
     ["https://token@example.com/", "credentials"],
+    ["http://example.com:25/", "port"],
+    ["https://example.com:6667/", "port"],
+    ["http://[2606:4700:4700::1111]:10080/", "port"],
   ])("refuses %s (%s)", async (url, reason) => {
     expect(await refusal(checkUrl(url, { allowPrivate: true }))).toMatchObject({ reason });
+  });
+
+  it("takes the usual ports, and any the Fetch standard does not block", async () => {
+    const { resolve } = resolverFor({ "example.test": ["93.184.216.34"] });
+    for (const url of [
+      "http://example.test:80/",
+      "https://example.test/",
+      "http://example.test:8080/",
+      "http://example.test:24/",
+    ]) {
+      expect((await checkUrl(url, { ...guarded, resolve })).url.href).toBe(new URL(url).href);
+    }
   });
 
   it("takes URLs up to 2000 characters", async () => {
@@ -247,10 +262,10 @@ describe("checkUrl", () => {
   });
 
   it("with WEBHOOK_ALLOW_PRIVATE, accepts private addresses and still returns what they resolved to", async () => {
-    const checked = await checkUrl("http://localhost:9/", { allowPrivate: true });
+    const checked = await checkUrl("http://localhost:8080/", { allowPrivate: true });
     expect(checked.addresses.length).toBeGreaterThan(0);
     for (const { address } of checked.addresses) expect(isPublicAddress(address)).toBe(false);
-    expect((await checkUrl("http://[::1]:9/", { allowPrivate: true })).addresses).toEqual([
+    expect((await checkUrl("http://[::1]:8080/", { allowPrivate: true })).addresses).toEqual([
       { address: "::1", family: 6 },
     ]);
   });

@@ -71,6 +71,15 @@ for (const [network, bits] of nonPublicIPv4) {
 for (const [network, bits] of nonPublicGlobalIPv6) nonPublic.addSubnet(network, bits, "ipv6");
 nonPublic.addAddress("fd00:ec2::254", "ipv6"); // AWS metadata (IPv6); also outside the public space
 
+// The Fetch standard's "bad ports" (SMTP, IRC, …): fetch refuses them, so a webhook on one could
+// never be delivered; refused up front with a clear reason. https://fetch.spec.whatwg.org/#port-blocking
+const badPorts = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110,
+  111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532,
+  540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061,
+  6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+
 /** True when the address is public: not loopback, private, link-local, reserved, multicast, … */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
@@ -79,13 +88,21 @@ export function isPublicAddress(address: string): boolean {
   return false;
 }
 
-export type UnsafeUrlReason = "invalid" | "too_long" | "scheme" | "credentials" | "unresolvable" | "non_public";
+export type UnsafeUrlReason =
+  | "invalid"
+  | "too_long"
+  | "scheme"
+  | "credentials"
+  | "port"
+  | "unresolvable"
+  | "non_public";
 
 const messages: Record<UnsafeUrlReason, string> = {
   invalid: "is not a valid URL",
   too_long: `is longer than ${MAX_URL_LENGTH} characters`,
   scheme: "must be an http or https URL",
   credentials: "must not contain a user name or password",
+  port: "uses a port HTTP clients refuse (such as 25 or 6000)",
   unresolvable: "has a host that could not be resolved",
   non_public: "resolves to a loopback, private or otherwise non-public address",
 };
@@ -123,6 +140,7 @@ export async function checkUrl(raw: string, options: CheckOptions): Promise<Chec
   if (!url) throw new UnsafeUrlError("invalid");
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new UnsafeUrlError("scheme");
   if (url.username || url.password) throw new UnsafeUrlError("credentials");
+  if (url.port && badPorts.has(Number(url.port))) throw new UnsafeUrlError("port");
   const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
   const literal = isIP(hostname);
   const addresses = literal
