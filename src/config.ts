@@ -36,6 +36,24 @@ const envSchema = z
     MAX_EVENT_LOOP_DELAY_MS: optional(z.coerce.number().int().min(1).default(1000)),
     LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
     WEB_CONCURRENCY: optional(z.coerce.number().int().min(1).max(64).default(1)),
+    WEBHOOK_SECRETS_KEY: optional(
+      z
+        .string()
+        .refine((key) => Buffer.byteLength(key) >= 32, "must be at least 32 bytes")
+        .optional(),
+    ),
+    WEBHOOK_ALLOW_PRIVATE: optional(z.stringbool().default(false)),
+    WEBHOOK_RETRY_SCHEDULE: optional(
+      z
+        .string()
+        .regex(
+          /^\s*\d{1,7}(\.\d+)?(\s*,\s*\d{1,7}(\.\d+)?){0,49}\s*$/,
+          "must be seconds separated by commas, such as 5,300,1800",
+        )
+        .default("5,300,1800,7200,18000,36000,36000"),
+    ),
+    WEBHOOK_DISABLE_AFTER_HOURS: optional(z.coerce.number().min(0).max(87_600).default(120)),
+    WEBHOOK_TIMEOUT_SECONDS: optional(z.coerce.number().positive().max(60).default(10)),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -43,6 +61,9 @@ const envSchema = z
       ctx.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "is required when NODE_ENV=production" });
     } else if (Buffer.byteLength(env.JWT_SECRET) < 32) {
       ctx.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "must be at least 32 bytes" });
+    }
+    if (!env.WEBHOOK_SECRETS_KEY) {
+      ctx.addIssue({ code: "custom", path: ["WEBHOOK_SECRETS_KEY"], message: "is required when NODE_ENV=production" });
     }
   });
 
@@ -80,5 +101,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     load: { maxInFlight: e.MAX_IN_FLIGHT, maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS },
     /** Worker processes sharing the port (node:cluster); 1 serves from the main process. */
     webConcurrency: e.WEB_CONCURRENCY,
+    webhooks: {
+      /**
+       * Key material for webhook secrets at rest. Unset outside production: JWT_SECRET when that is
+       * set (instances sharing a database share it), else undefined and a key file is used.
+       */
+      secretsKey: e.WEBHOOK_SECRETS_KEY ?? e.JWT_SECRET,
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+      /** Seconds to wait after attempt n before attempt n + 1; its length is the number of retries. */
+      retrySchedule: e.WEBHOOK_RETRY_SCHEDULE.split(",").map((seconds) => Number(seconds.trim())),
+      /** 0: never disable an endpoint automatically. */
+      disableAfterHours: e.WEBHOOK_DISABLE_AFTER_HOURS,
+      timeoutMs: Math.round(e.WEBHOOK_TIMEOUT_SECONDS * 1000),
+    },
   };
 }

@@ -47,7 +47,8 @@ describe("configuration", () => {
   it("refuses to start in production without a strong JWT_SECRET", () => {
     expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(/^Invalid configuration: JWT_SECRET/);
     expect(() => loadConfig({ NODE_ENV: "production", JWT_SECRET: "short" })).toThrow(/JWT_SECRET must be at least 32/);
-    expect(loadConfig({ NODE_ENV: "production", JWT_SECRET: "x".repeat(32) }).jwtSecret).toBe("x".repeat(32));
+    const production = { NODE_ENV: "production", JWT_SECRET: "x".repeat(32), WEBHOOK_SECRETS_KEY: "w".repeat(32) };
+    expect(loadConfig(production).jwtSecret).toBe("x".repeat(32));
   });
 
   it("the process stops with exit code 1 and that one line", async () => {

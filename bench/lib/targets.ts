@@ -129,6 +129,7 @@ export function startService(name: string, options: ServiceOptions): Promise<Tar
     {
       NODE_ENV: "production",
       JWT_SECRET: randomBytes(32).toString("hex"),
+      WEBHOOK_SECRETS_KEY: randomBytes(32).toString("hex"),
       DATABASE_URL: options.databaseUrl,
       WEB_CONCURRENCY: String(options.workers ?? 1),
       SEED_SAMPLE_DATA: String(options.seedSampleData ?? false),

@@ -1,0 +1,172 @@
+import { lookup } from "node:dns/promises";
+import { BlockList, isIP } from "node:net";
+
+/**
+ * The SSRF guard: a webhook URL is called only when every address its host resolves to is public
+ * (unless private addresses are allowed), and the sender then connects to exactly those addresses.
+ */
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to all its addresses; the default is the system resolver (dns.lookup). */
+export type Resolve = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export const systemResolve: Resolve = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({
+    address,
+    family: family === 6 ? 6 : 4,
+  }));
+
+export const MAX_URL_LENGTH = 2000;
+
+// IANA's special-purpose IPv4 registry, and what clouds use for metadata: nothing a webhook
+// receiver on the internet can live at. 240.0.0.0/4 includes the broadcast address.
+const nonPublicIPv4: [string, number][] = [
+  ["0.0.0.0", 8], // "this network"
+  ["10.0.0.0", 8], // RFC 1918
+  ["100.64.0.0", 10], // CGNAT (includes 100.100.100.200, a metadata address)
+  ["127.0.0.0", 8], // loopback
+  ["169.254.0.0", 16], // link-local (includes 169.254.169.254, the metadata address)
+  ["172.16.0.0", 12], // RFC 1918
+  ["192.0.0.0", 24], // IETF protocol assignments (includes 192.0.0.192, a metadata address)
+  ["192.0.2.0", 24], // documentation
+  ["192.88.99.0", 24], // 6to4 relay anycast
+  ["192.168.0.0", 16], // RFC 1918
+  ["198.18.0.0", 15], // benchmarking
+  ["198.51.100.0", 24], // documentation
+  ["203.0.113.0", 24], // documentation
+  ["224.0.0.0", 4], // multicast
+  ["240.0.0.0", 4], // reserved, broadcast
+];
+
+// IPv6 is judged by allow-list first (global unicast 2000::/3, and the two forms that embed an IPv4
+// address), then by these carve-outs. Everything else (::, ::1, fc00::/7, fe80::/10, ff00::/8, …) is
+// outside the allowed space.
+const embeddingIPv4: [string, number][] = [
+  ["::ffff:0.0.0.0", 96], // IPv4-mapped
+  ["64:ff9b::", 96], // NAT64 well-known prefix
+];
+const nonPublicGlobalIPv6: [string, number][] = [
+  ["2001::", 23], // IETF protocol assignments (Teredo, benchmarking, ORCHID)
+  ["2001:db8::", 32], // documentation
+  ["2002::", 16], // 6to4: embeds an arbitrary IPv4 address
+  ["3fff::", 20], // documentation
+];
+
+const publicIPv6Space = new BlockList();
+publicIPv6Space.addSubnet("2000::", 3, "ipv6");
+for (const [prefix, bits] of embeddingIPv4) publicIPv6Space.addSubnet(prefix, bits, "ipv6");
+
+const nonPublic = new BlockList();
+for (const [network, bits] of nonPublicIPv4) {
+  nonPublic.addSubnet(network, bits, "ipv4");
+  // The same networks written as IPv6: mapped and NAT64 (BlockList matches mapped forms against
+  // IPv4 rules by itself; stating them keeps that from being an unseen dependency).
+  nonPublic.addSubnet(`::ffff:${network}`, 96 + bits, "ipv6");
+  nonPublic.addSubnet(`64:ff9b::${network}`, 96 + bits, "ipv6");
+}
+for (const [network, bits] of nonPublicGlobalIPv6) nonPublic.addSubnet(network, bits, "ipv6");
+nonPublic.addAddress("fd00:ec2::254", "ipv6"); // AWS metadata (IPv6); also outside the public space
+
+// The Fetch standard's "bad ports" (SMTP, IRC, …): fetch refuses them, so a webhook on one could
+// never be delivered; refused up front with a clear reason. https://fetch.spec.whatwg.org/#port-blocking
+const badPorts = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110,
+  111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532,
+  540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061,
+  6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+
+/** True when the address is public: not loopback, private, link-local, reserved, multicast, … */
+export function isPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return !nonPublic.check(address, "ipv4");
+  if (family === 6) return publicIPv6Space.check(address, "ipv6") && !nonPublic.check(address, "ipv6");
+  return false;
+}
+
+export type UnsafeUrlReason =
+  | "invalid"
+  | "too_long"
+  | "scheme"
+  | "credentials"
+  | "port"
+  | "unresolvable"
+  | "non_public";
+
+const messages: Record<UnsafeUrlReason, string> = {
+  invalid: "is not a valid URL",
+  too_long: `is longer than ${MAX_URL_LENGTH} characters`,
+  scheme: "must be an http or https URL",
+  credentials: "must not contain a user name or password",
+  port: "uses a port HTTP clients refuse (such as 25 or 6000)",
+  unresolvable: "has a host that could not be resolved",
+  non_public: "resolves to a loopback, private or otherwise non-public address",
+};
+
+/** A URL the guard refuses; the message names no address (it would map internal DNS for a caller). */
+export class UnsafeUrlError extends Error {
+  constructor(
+    readonly reason: UnsafeUrlReason,
+    options?: ErrorOptions,
+  ) {
+    super(`url ${messages[reason]}`, options);
+    this.name = "UnsafeUrlError";
+  }
+}
+
+export interface CheckedUrl {
+  url: URL;
+  /** The URL's host without IPv6 brackets: what TLS verifies and what the addresses belong to. */
+  hostname: string;
+  /** Every address the host resolved to, all checked; connect to these and nothing else. */
+  addresses: ResolvedAddress[];
+}
+
+export interface CheckOptions {
+  allowPrivate: boolean;
+  resolve?: Resolve;
+  /** Gives up resolving when it aborts (the resolver itself cannot be cancelled). */
+  signal?: AbortSignal;
+}
+
+/** Checks a webhook URL as SPEC §12.3 says; throws UnsafeUrlError. */
+export async function checkUrl(raw: string, options: CheckOptions): Promise<CheckedUrl> {
+  if (raw.length > MAX_URL_LENGTH) throw new UnsafeUrlError("too_long");
+  const url = URL.parse(raw);
+  if (!url) throw new UnsafeUrlError("invalid");
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UnsafeUrlError("scheme");
+  if (url.username || url.password) throw new UnsafeUrlError("credentials");
+  if (url.port && badPorts.has(Number(url.port))) throw new UnsafeUrlError("port");
+  const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  const literal = isIP(hostname);
+  const addresses = literal
+    ? [{ address: hostname, family: literal as 4 | 6 }]
+    : await resolveWithin(hostname, options.resolve ?? systemResolve, options.signal);
+  if (addresses.length === 0) throw new UnsafeUrlError("unresolvable");
+  if (!options.allowPrivate && !addresses.every(({ address }) => isPublicAddress(address))) {
+    throw new UnsafeUrlError("non_public");
+  }
+  return { url, hostname, addresses };
+}
+
+async function resolveWithin(hostname: string, resolve: Resolve, signal?: AbortSignal) {
+  signal?.throwIfAborted();
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([resolve(hostname), aborted]);
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    // ENOTFOUND, EAI_AGAIN, a resolver that failed: the host has no address we could check.
+    throw new UnsafeUrlError("unresolvable", { cause: error });
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+  }
+}
