@@ -3,6 +3,8 @@ import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import express from "express";
 import packageJson from "../package.json" with { type: "json" };
 import type { Config } from "./config.js";
+import { versionedApi } from "./data/dispatch.js";
+import { documentVersionedRoutes } from "./data/openapi.js";
 import { docsRouter, docsRoutes } from "./http/docs.js";
 import { errorResponse } from "./http/error-response.js";
 import { errorHandler, notFoundOrMethodNotAllowed, type Route } from "./http/fallback.js";
@@ -14,8 +16,6 @@ import { requestContext } from "./http/request-context.js";
 import { restHandler } from "./http/rest.js";
 import { tokenRouter, tokenRoutes } from "./http/token.js";
 import { tokenPaths } from "./http/token-openapi.js";
-import { versionedApi } from "./http/versioning.js";
-import { documentVersionedRoutes } from "./http/versioning-openapi.js";
 import { appRouter } from "./routers/index.js";
 import { type AppDeps, contextFactory } from "./trpc/context.js";
 

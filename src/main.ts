@@ -3,9 +3,9 @@ import type { Server } from "node:http";
 import { createApp } from "./app.js";
 import { superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
+import { seedSampleData } from "./data/importer/seed.js";
 import { connectDatabase, migrateDatabase } from "./db.js";
 import { createLogger } from "./logger.js";
-import { seedSampleData } from "./services/data/seed.js";
 
 // In-flight requests get this long to finish after SIGTERM/SIGINT.
 const SHUTDOWN_GRACE_MS = 10_000;

@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { progressBar } from "../src/cli/progress.js";
+import { ImportError, importDirectory, sampleDataDir } from "../src/data/importer/importer.js";
+import { seedSampleData } from "../src/data/importer/seed.js";
 import { projectRoot } from "../src/db.js";
 import { createLogger } from "../src/logger.js";
-import { ImportError, importDirectory, sampleDataDir } from "../src/services/data/importer.js";
-import { seedSampleData } from "../src/services/data/seed.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { csvDir, get } from "./helpers/data.js";
 

@@ -1,12 +1,12 @@
 import type { Request, RequestHandler, Response } from "express";
+import { notFoundResponse } from "../http/error-response.js";
+import { notFoundOrMethodNotAllowed } from "../http/fallback.js";
 import { appRouter, createCaller } from "../routers/index.js";
 import { healthReport } from "../services/health.js";
 import { type AppDeps, createContextInner } from "../trpc/context.js";
-import { notFoundResponse } from "./error-response.js";
-import { notFoundOrMethodNotAllowed } from "./fallback.js";
-import { unsupportedVersionResponse, versionedErrorResponse } from "./versioning-errors.js";
-import { markDeprecated, queryStringOf, sendJson } from "./versioning-headers.js";
-import { type ApiVersion, type Endpoint, endpointTable, versionedRoutes } from "./versioning-routes.js";
+import { unsupportedVersionResponse, versionedErrorResponse } from "./errors.js";
+import { markDeprecated, queryStringOf, sendJson } from "./headers.js";
+import { type ApiVersion, type Endpoint, endpointTable, versionedRoutes } from "./routes.js";
 
 type Procedure = (input: unknown) => Promise<unknown>;
 

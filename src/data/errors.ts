@@ -1,5 +1,5 @@
 import type { FieldIssue } from "../errors.js";
-import { type ErrorResponse, errorResponse } from "./error-response.js";
+import { type ErrorResponse, errorResponse } from "../http/error-response.js";
 
 // The versioned groups' own error formats (SPEC §8.2). Status and headers come
 // from the one mapping in error-response.ts; only the body is worded per version.

@@ -1,8 +1,8 @@
 import type { Config } from "../config.js";
+import { procedureMetas } from "../http/procedure-metas.js";
 import type { AppRouter } from "../routers/index.js";
-import { procedureMetas } from "./procedure-metas.js";
-import { ref, versionedComponents } from "./versioning-openapi-components.js";
-import { type ApiVersion, type Endpoint, endpointTable } from "./versioning-routes.js";
+import { ref, versionedComponents } from "./openapi-components.js";
+import { type ApiVersion, type Endpoint, endpointTable } from "./routes.js";
 
 type Response = { description: string; headers?: Record<string, unknown>; content?: unknown };
 type Operation = {

@@ -1,5 +1,5 @@
-import type { Route } from "./fallback.js";
-import { procedureMetas } from "./procedure-metas.js";
+import type { Route } from "../http/fallback.js";
+import { procedureMetas } from "../http/procedure-metas.js";
 
 export type ApiVersion = 1 | 2;
 export const apiVersions: readonly ApiVersion[] = [1, 2];

@@ -56,7 +56,7 @@ export function buildOpenApiDocument(
   for (const [path, pathItem] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
       const meta = metas.get(operationKey(method, path));
-      // Versioned data routes have their own formats: http/versioning-openapi.ts documents them.
+      // Versioned data routes have their own formats: data/openapi.ts documents them.
       if (!meta || meta.apiVersion) continue;
       const status = meta.successStatus ?? 200;
       const success = operation.responses["200"];

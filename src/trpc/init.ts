@@ -15,7 +15,7 @@ export type ProcedureMeta = {
   /** Set by readProcedure/writeProcedure/userProcedure: what AUTH_POLICY asks of the operation. */
   access?: Access;
   /**
-   * A versioned data route (SPEC §8): served over HTTP by http/versioning.ts,
+   * A versioned data route (SPEC §8): served over HTTP by data/dispatch.ts,
    * with this version's formats, headers and caching, at its path and at the root.
    */
   apiVersion?: 1 | 2;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Page, Paging } from "../../services/data/paging.js";
+import type { Page, Paging } from "../services/paging.js";
 
 // The two versions' response envelopes (SPEC §8.2), as schemas for the
 // documents and as builders for the procedures.

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { text } from "../common.js";
+import { text } from "../../schemas/common.js";
 
 // Query parameters of the versioned data routes. Messages read after the
 // parameter's name ("month parameter required", "page must be at least 1"):

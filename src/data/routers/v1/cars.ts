@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { V1CarComparison, V1CarRegistration, V1CarsQuery, V1CompareQuery } from "../../../schemas/data/cars.js";
-import { v1List, v1ListOf, v1Single, v1SingleOf } from "../../../schemas/data/envelopes.js";
-import { type CarComparison, type CarRegistration, carsService } from "../../../services/data/cars.js";
 import { publicProcedure, router } from "../../../trpc/init.js";
+import { V1CarComparison, V1CarRegistration, V1CarsQuery, V1CompareQuery } from "../../schemas/cars.js";
+import { v1List, v1ListOf, v1Single, v1SingleOf } from "../../schemas/envelopes.js";
+import { type CarComparison, type CarRegistration, carsService } from "../../services/cars.js";
 import { versionedRoute } from "../meta.js";
 
 const meta = versionedRoute(1, "cars");

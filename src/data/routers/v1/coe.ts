@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { V1CoeQuery, V1CoeResult } from "../../../schemas/data/coe.js";
-import { v1List, v1ListOf } from "../../../schemas/data/envelopes.js";
-import { type CoeResult, coeService } from "../../../services/data/coe.js";
 import { publicProcedure, router } from "../../../trpc/init.js";
+import { V1CoeQuery, V1CoeResult } from "../../schemas/coe.js";
+import { v1List, v1ListOf } from "../../schemas/envelopes.js";
+import { type CoeResult, coeService } from "../../services/coe.js";
 import { versionedRoute } from "../meta.js";
 
 const meta = versionedRoute(1, "coe");

@@ -1,7 +1,7 @@
-import { v1List, v1ListOf } from "../../../schemas/data/envelopes.js";
-import { V1PqpQuery, V1QuotaPremium } from "../../../schemas/data/pqp.js";
-import { pqpService } from "../../../services/data/pqp.js";
 import { publicProcedure, router } from "../../../trpc/init.js";
+import { v1List, v1ListOf } from "../../schemas/envelopes.js";
+import { V1PqpQuery, V1QuotaPremium } from "../../schemas/pqp.js";
+import { pqpService } from "../../services/pqp.js";
 import { versionedRoute } from "../meta.js";
 
 export const v1PqpRouter = router({

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { V2CarComparison, V2CarRegistration, V2CarsQuery, V2CompareQuery } from "../../../schemas/data/cars.js";
-import { v2List, v2ListOf, v2Single, v2SingleOf } from "../../../schemas/data/envelopes.js";
-import { v2PageQuery } from "../../../schemas/data/params.js";
-import { carsService } from "../../../services/data/cars.js";
 import { publicProcedure, router } from "../../../trpc/init.js";
+import { V2CarComparison, V2CarRegistration, V2CarsQuery, V2CompareQuery } from "../../schemas/cars.js";
+import { v2List, v2ListOf, v2Single, v2SingleOf } from "../../schemas/envelopes.js";
+import { v2PageQuery } from "../../schemas/params.js";
+import { carsService } from "../../services/cars.js";
 import { versionedRoute } from "../meta.js";
 
 const meta = versionedRoute(2, "cars");

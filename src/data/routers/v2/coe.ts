@@ -1,8 +1,8 @@
-import { V2CoeQuery, V2CoeResult } from "../../../schemas/data/coe.js";
-import { v2List, v2ListOf } from "../../../schemas/data/envelopes.js";
-import { v2PageQuery } from "../../../schemas/data/params.js";
-import { coeService } from "../../../services/data/coe.js";
 import { publicProcedure, router } from "../../../trpc/init.js";
+import { V2CoeQuery, V2CoeResult } from "../../schemas/coe.js";
+import { v2List, v2ListOf } from "../../schemas/envelopes.js";
+import { v2PageQuery } from "../../schemas/params.js";
+import { coeService } from "../../services/coe.js";
 import { versionedRoute } from "../meta.js";
 
 const meta = versionedRoute(2, "coe");

@@ -1,7 +1,7 @@
-import { v2List, v2ListOf } from "../../../schemas/data/envelopes.js";
-import { V2PqpQuery, V2QuotaPremium } from "../../../schemas/data/pqp.js";
-import { pqpService } from "../../../services/data/pqp.js";
 import { publicProcedure, router } from "../../../trpc/init.js";
+import { v2List, v2ListOf } from "../../schemas/envelopes.js";
+import { V2PqpQuery, V2QuotaPremium } from "../../schemas/pqp.js";
+import { pqpService } from "../../services/pqp.js";
 import { versionedRoute } from "../meta.js";
 
 export const v2PqpRouter = router({
