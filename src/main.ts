@@ -1,5 +1,5 @@
 import cluster from "node:cluster";
-import type { Server } from "node:http";
+import { createServer } from "node:http";
 import { createApp } from "./app.js";
 import { superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
@@ -36,9 +36,8 @@ async function main() {
   }
   const db = await connectDatabase(config.databaseUrl);
   if (cluster.isPrimary && config.seedSampleData) await seedSampleData(db, logger);
-  const app = createApp({ db, config, logger });
-
-  const server: Server = app.listen(config.port, config.host, () => {
+  const server = createServer(createApp({ db, config, logger }));
+  server.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
     logger.info({ host: config.host, port }, `listening on http://${config.host}:${port}`);

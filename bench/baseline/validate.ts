@@ -17,12 +17,14 @@ export interface ListQuery {
 
 const oneOf = (values: readonly string[]) => `Invalid option: expected one of ${values.map((v) => `"${v}"`).join("|")}`;
 
+// Query integers are decimal digits, as the service reads them (src/http/rest/coerce.ts).
 function integer(field: string, raw: string | string[] | undefined, fallback: number, min: number, max: number) {
   if (raw === undefined) return { value: fallback };
-  if (raw === "") return { issue: { field, message: "must not be empty" } };
-  const value = typeof raw === "string" ? Number(raw) : Number.NaN;
-  if (Number.isNaN(value)) return { issue: { field, message: "Invalid input: expected number, received NaN" } };
-  if (!Number.isInteger(value)) return { issue: { field, message: "Invalid input: expected int, received number" } };
+  if (typeof raw !== "string") return { issue: { field, message: "must be a single value" } };
+  if (!/^-?\d+$/.test(raw)) return { issue: { field, message: "must be a whole number" } };
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value))
+    return { issue: { field, message: "Invalid input: expected int, received number" } };
   if (value < min) return { issue: { field, message: `Too small: expected number to be >=${min}` } };
   if (value > max) return { issue: { field, message: `Too big: expected number to be <=${max}` } };
   return { value };
@@ -40,7 +42,7 @@ export function parseListQuery(params: URLSearchParams): { query?: ListQuery; is
   const rawStatus = get("status");
   if (skip.issue) issues.push(skip.issue);
   if (limit.issue) issues.push(limit.issue);
-  if (rawStatus === "") issues.push({ field: "status", message: "must not be empty" });
+  if (Array.isArray(rawStatus)) issues.push({ field: "status", message: "must be a single value" });
   else if (rawStatus !== undefined && !agentStatuses.includes(rawStatus as never))
     issues.push({ field: "status", message: oneOf(agentStatuses) });
   if (issues.length) return { issues };

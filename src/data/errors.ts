@@ -1,18 +1,9 @@
-import type { FieldIssue } from "../errors.js";
-import { type ErrorResponse, errorResponse } from "../http/error-response.js";
+import { type AppError, errorCatalogue, type FieldIssue } from "../errors.js";
+import type { ErrorResponse } from "../http/errors.js";
+import type { ApiVersion } from "./routes.js";
 
-// The versioned groups' own error formats (SPEC §8.2). Status and headers come
-// from the one mapping in error-response.ts; only the body is worded per version.
-
-const v1Codes: Record<number, string> = {
-  400: "VALIDATION_ERROR",
-  401: "UNAUTHORIZED",
-  403: "FORBIDDEN",
-  404: "NOT_FOUND",
-  413: "PAYLOAD_TOO_LARGE",
-  429: "RATE_LIMITED",
-  503: "SERVICE_UNAVAILABLE",
-};
+// The versioned groups' own error formats (SPEC §8.2). Status, headers and
+// v1's code come from the error catalogue; only the body is worded per version.
 
 const v1Error = (status: number, code: string, message: string, details: FieldIssue[], headers = {}) => ({
   status,
@@ -23,12 +14,13 @@ const v1Error = (status: number, code: string, message: string, details: FieldIs
 /** `month parameter required; page must be at least 1`: each issue after its parameter's name. */
 const sentence = (issues: FieldIssue[]) => issues.map(({ field, message }) => `${field} ${message}`).join("; ");
 
-export function versionedErrorResponse(error: unknown, version: 1 | 2): ErrorResponse {
-  const { status, headers, body } = errorResponse(error);
-  const issues = ((body.details as { issues?: FieldIssue[] } | undefined)?.issues ?? []) as FieldIssue[];
-  const message = issues.length > 0 ? sentence(issues) : String(body.message ?? body.detail);
+export function versionedError(error: AppError, version: ApiVersion): ErrorResponse {
+  const { status, v1 } = errorCatalogue[error.kind];
+  const headers = error.headers ?? {};
+  const issues = error.details?.issues ?? [];
+  const message = issues.length > 0 ? sentence(issues) : error.message;
   if (version === 2) return { status, headers, body: { error: message } };
-  return v1Error(status, v1Codes[status] ?? "INTERNAL_ERROR", message, issues, headers);
+  return v1Error(status, v1, message, issues, headers);
 }
 
 /** An `X-API-Version` the service does not serve: always in v1's format (SPEC §8.1). */

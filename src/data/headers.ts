@@ -1,20 +1,18 @@
 import { createHash } from "node:crypto";
-import type { Request, Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { sendEmpty, sendJsonText } from "../http/respond.js";
 
 /** `?a=1&b=2` as the client sent it, or "". */
-export const queryStringOf = (req: Request) => {
-  const index = req.originalUrl.indexOf("?");
-  return index === -1 ? "" : req.originalUrl.slice(index);
-};
+export const queryStringOf = (query: string) => (query === "" ? "" : `?${query}`);
 
 /**
  * v1's deprecation headers once API_V1_SUNSET is set (SPEC §8.4); `successor`
  * is the v2 path of the same route, when v2 has one.
  */
-export function markDeprecated(req: Request, res: Response, sunset: string, successor: string | undefined) {
-  res.set("X-API-Deprecation", "true");
-  res.set("X-API-Sunset", sunset);
-  if (successor) res.set("Link", `<${successor}${queryStringOf(req)}>; rel="successor-version"`);
+export function markDeprecated(res: ServerResponse, sunset: string, successor: string | undefined, query: string) {
+  res.setHeader("X-API-Deprecation", "true");
+  res.setHeader("X-API-Sunset", sunset);
+  if (successor) res.setHeader("Link", `<${successor}${queryStringOf(query)}>; rel="successor-version"`);
 }
 
 // A strong validator: any change of the body's bytes changes the tag.
@@ -27,16 +25,11 @@ function matches(ifNoneMatch: string | undefined, tag: string): boolean {
   return ifNoneMatch.split(",").some((candidate) => candidate.trim().replace(/^W\//, "") === tag);
 }
 
-/** Sends a JSON body; a cacheable one gets an ETag and Cache-Control, and 304 when the client has it. */
-export function sendJson(req: Request, res: Response, status: number, body: unknown, cacheable: boolean) {
+/** Sends a cacheable JSON body with an ETag and Cache-Control, or 304 when the client has it. */
+export function sendCacheable(req: IncomingMessage, res: ServerResponse, body: unknown) {
   const text = JSON.stringify(body);
-  if (cacheable) {
-    const tag = entityTag(text);
-    res.set({ ETag: tag, "Cache-Control": "public, max-age=300" });
-    if (matches(req.get("If-None-Match"), tag)) {
-      res.status(304).end();
-      return;
-    }
-  }
-  res.status(status).type("application/json; charset=utf-8").send(text);
+  const tag = entityTag(text);
+  const headers = { ETag: tag, "Cache-Control": "public, max-age=300" };
+  if (matches(req.headers["if-none-match"], tag)) return sendEmpty(res, 304, headers);
+  sendJsonText(res, 200, text, headers);
 }

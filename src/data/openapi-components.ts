@@ -1,3 +1,5 @@
+import { errorCatalogue, errorKinds, internalErrorMessage } from "../errors.js";
+
 // OpenAPI components of the versioned data groups (SPEC §8): their error
 // formats, caching and deprecation headers, the health check and redirects.
 
@@ -17,7 +19,7 @@ const schemas = {
         properties: {
           code: {
             type: "string",
-            enum: ["VALIDATION_ERROR", "UNSUPPORTED_VERSION", "NOT_FOUND", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE"],
+            enum: [...errorKinds.map((kind) => errorCatalogue[kind].v1), "UNSUPPORTED_VERSION"],
           },
           message: { type: "string" },
           details: {
@@ -81,7 +83,9 @@ const v1Unsupported = {
     details: [{ field: "X-API-Version", message: "must be 1 or 2" }],
   },
 };
-const internal = "An unexpected error occurred";
+const internal = internalErrorMessage;
+const overloaded = "The service is overloaded; retry shortly";
+const retryAfter = { "Retry-After": { description: "Seconds to wait", schema: { type: "integer" } } };
 
 const responses = {
   NotModified: {
@@ -113,9 +117,19 @@ const responses = {
     content: json("V1Error", { error: { code: "INTERNAL_ERROR", message: internal, details: [] } }),
   },
   V2InternalError: { description: "Unexpected error (v2 format)", content: json("V2Error", { error: internal }) },
+  V1Unavailable: {
+    description: "Overloaded or database unreachable (v1 format)",
+    headers: retryAfter,
+    content: json("V1Error", { error: { code: "SERVICE_UNAVAILABLE", message: overloaded, details: [] } }),
+  },
+  V2Unavailable: {
+    description: "Overloaded or database unreachable (v2 format)",
+    headers: retryAfter,
+    content: json("V2Error", { error: overloaded }),
+  },
   HealthUnavailable: {
     description: "The database does not answer",
-    headers: { "Retry-After": { schema: { type: "integer" } } },
+    headers: retryAfter,
     content: json("HealthUnavailable", { status: "unavailable", database: "unreachable" }),
   },
 };

@@ -1,8 +1,11 @@
 import type { Config } from "../config.js";
 import { procedureMetas } from "../http/procedure-metas.js";
+import type { Meta } from "../http/rest/procedures.js";
 import type { AppRouter } from "../routers/index.js";
 import { ref, versionedComponents } from "./openapi-components.js";
-import { type ApiVersion, type Endpoint, endpointTable } from "./routes.js";
+import { type ApiVersion, type Endpoint, type EndpointTable, endpointTable, groupsOf } from "./routes.js";
+
+type Described = { procedure: string; meta: Meta };
 
 type Response = { description: string; headers?: Record<string, unknown>; content?: unknown };
 type Operation = {
@@ -30,6 +33,7 @@ function procedureOperation(version: ApiVersion, generated: Operation, errorStat
   if (generated.parameters?.length) responses["400"] = ref("responses", `V${version}BadRequest`);
   for (const status of errorStatuses) if (status === 404) responses["404"] = ref("responses", `V${version}NotFound`);
   responses["500"] = ref("responses", `V${version}InternalError`);
+  responses["503"] = ref("responses", `V${version}Unavailable`);
   return { ...generated, responses };
 }
 
@@ -98,24 +102,29 @@ function rootAlias(operation: Operation, version: ApiVersion, route: string): Op
   return alias;
 }
 
-const versionNotes = {
+const versionNotes: Record<ApiVersion, string> = {
   1: "v1: snake_case names, whole results `{success, data, count}`, errors `{error: {code, message, details}}`.",
   2: 'v2: camelCase names, pages `{data, meta: {total, page, pageSize}}`, errors `{error: "…"}`.',
 };
 
-/** The version tags after the others, each saying what its version's format is. */
-function tagsOf(doc: Document, config: Pick<Config, "defaultApiVersion" | "apiV1Sunset">) {
+/** The version tags after the others, one per group of each version, each saying what its version's format is. */
+function tagsOf(
+  doc: Document,
+  table: EndpointTable<Described>,
+  config: Pick<Config, "defaultApiVersion" | "apiV1Sunset">,
+) {
   const sunset = config.apiV1Sunset ? ` Deprecated: removed after ${config.apiV1Sunset}.` : "";
   const versionTags = [
     {
       name: "default version",
       description: `Unprefixed routes answer as v${config.defaultApiVersion} (DEFAULT_API_VERSION); \`X-API-Version: 1\` or \`2\` picks a version per request.`,
     },
-    ...(["cars", "coe", "pqp", "health"] as const).map((group) => ({
-      name: `v1 ${group}`,
-      description: versionNotes[1] + sunset,
-    })),
-    ...(["cars", "coe", "pqp"] as const).map((group) => ({ name: `v2 ${group}`, description: versionNotes[2] })),
+    ...[...table].flatMap(([version, endpoints]) =>
+      groupsOf(endpoints).map((group) => ({
+        name: `v${version} ${group}`,
+        description: versionNotes[version] + (version === 1 ? sunset : ""),
+      })),
+    ),
   ];
   const versioned = new Set(versionTags.map((tag) => tag.name));
   const operations = Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item) as Operation[]);
@@ -138,13 +147,12 @@ export function documentVersionedRoutes<T extends object>(
   const doc = document as Document;
   doc.paths ??= {};
   const paths = doc.paths;
-  const metas = procedureMetas(router);
-  const table = endpointTable(router);
-  const operationOf = (version: ApiVersion, route: string, endpoint: Endpoint): Operation => {
+  const table = endpointTable([...procedureMetas(router)].map(([procedure, meta]): Described => ({ procedure, meta })));
+  const operationOf = (version: ApiVersion, route: string, endpoint: Endpoint<Described>): Operation => {
     if (endpoint.kind === "health") return healthOperation();
     if (endpoint.kind === "redirect") return redirectOperation(route, endpoint.location);
     const generated = paths[`/v${version}${route}`]?.get as Operation;
-    const errorStatuses = metas.get(endpoint.procedure)?.openapi?.errorResponses;
+    const errorStatuses = endpoint.route.meta.openapi?.errorResponses;
     return procedureOperation(version, generated, Array.isArray(errorStatuses) ? errorStatuses : []);
   };
   for (const [version, endpoints] of table) {
@@ -166,7 +174,7 @@ export function documentVersionedRoutes<T extends object>(
     const operation = paths[route]?.get as Operation | undefined;
     if (operation?.operationId) operation.operationId = camelCase(operation.operationId);
   }
-  doc.tags = tagsOf(doc, config);
+  doc.tags = tagsOf(doc, table, config);
   const components = (doc.components ?? {}) as Record<string, Record<string, unknown> | undefined>;
   for (const [kind, entries] of Object.entries(versionedComponents(Boolean(config.apiV1Sunset))))
     components[kind] = { ...components[kind], ...entries };

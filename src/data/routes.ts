@@ -1,14 +1,10 @@
-import type { Route } from "../http/fallback.js";
-import { procedureMetas } from "../http/procedure-metas.js";
+import type { Meta } from "../http/rest/procedures.js";
 
 export type ApiVersion = 1 | 2;
 export const apiVersions: readonly ApiVersion[] = [1, 2];
 
 /** What a versioned route does: run a procedure, answer the health check, or point to its new name. */
-export type Endpoint =
-  | { kind: "procedure"; procedure: string }
-  | { kind: "health" }
-  | { kind: "redirect"; location: string };
+export type Endpoint<R> = { kind: "procedure"; route: R } | { kind: "health" } | { kind: "redirect"; location: string };
 
 /** Renamed endpoints answer 301 in the old version (SPEC §8.4). */
 export const renamedRoutes = [
@@ -19,14 +15,15 @@ export const renamedRoutes = [
 /**
  * Every versioned route by version and path without its prefix: the
  * procedures whose meta carries `apiVersion`, v1's health check and the
- * renamed routes.
+ * renamed routes. `R` is whatever describes a procedure to the caller (the
+ * dispatcher's compiled route, or the document's meta).
  */
-export function endpointTable(router: { _def: { procedures: object } }) {
-  const table = new Map<ApiVersion, Map<string, Endpoint>>(apiVersions.map((version) => [version, new Map()]));
-  for (const [procedure, meta] of procedureMetas(router)) {
-    if (!meta.apiVersion || !meta.openapi) continue;
-    const route = meta.openapi.path.slice(`/v${meta.apiVersion}`.length);
-    table.get(meta.apiVersion)?.set(route, { kind: "procedure", procedure });
+export function endpointTable<R extends { meta: Meta }>(routes: Iterable<R>) {
+  const table = new Map<ApiVersion, Map<string, Endpoint<R>>>(apiVersions.map((version) => [version, new Map()]));
+  for (const route of routes) {
+    const { apiVersion, openapi } = route.meta;
+    if (!apiVersion || !openapi) continue;
+    table.get(apiVersion)?.set(openapi.path.slice(`/v${apiVersion}`.length), { kind: "procedure", route });
   }
   table.get(1)?.set("/health", { kind: "health" });
   for (const { version, route, location } of renamedRoutes)
@@ -34,12 +31,9 @@ export function endpointTable(router: { _def: { procedures: object } }) {
   return table;
 }
 
-/** The routes for the 404/405 fallback: each under its prefix, and at the root. */
-export function versionedRoutes(table: ReturnType<typeof endpointTable>): Route[] {
-  return [...table].flatMap(([version, endpoints]) =>
-    [...endpoints.keys()].flatMap((route) => [
-      { method: "GET", path: `/v${version}${route}` },
-      { method: "GET", path: route },
-    ]),
-  );
-}
+export type EndpointTable<R> = ReturnType<typeof endpointTable<R & { meta: Meta }>>;
+
+/** The groups of a version (`cars`, `coe`, …), in the order their routes were added: the document's tags. */
+export const groupsOf = (endpoints: Map<string, unknown> | undefined) => [
+  ...new Set([...(endpoints?.keys() ?? [])].map((route) => route.split("/")[1] as string)),
+];

@@ -1,6 +1,6 @@
-import { TokenRequest, TokenResponse } from "../schemas/auth.js";
-import type { ExtraPaths } from "./openapi.js";
-import { errorResponseRefs } from "./openapi-errors.js";
+import { TokenRequest, TokenResponse } from "../../schemas/auth.js";
+import type { ExtraPaths } from "./document.js";
+import { errorResponseRefs } from "./errors.js";
 
 /** POST /token in the OpenAPI document: it is not a procedure, so it is described here. */
 export const tokenPaths: ExtraPaths = {
@@ -33,7 +33,7 @@ export const tokenPaths: ExtraPaths = {
             },
           },
         },
-        ...errorResponseRefs([400, 413, 415, 429, 500]),
+        ...errorResponseRefs([400, 413, 415, 429, 500, 503]),
       },
     },
   },

@@ -1,9 +1,9 @@
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
-import { acceptedCredentials, type Credential } from "../auth/policy.js";
-import type { Config } from "../config.js";
-import type { AppRouter } from "../routers/index.js";
-import { errorComponents, errorResponseRefs } from "./openapi-errors.js";
-import { procedureMetas } from "./procedure-metas.js";
+import { acceptedCredentials, type Credential } from "../../auth/policy.js";
+import type { Config } from "../../config.js";
+import type { AppRouter } from "../../routers/index.js";
+import { procedureMetas } from "../procedure-metas.js";
+import { errorComponents, errorResponseRefs } from "./errors.js";
 
 type Operation = {
   operationId?: string;

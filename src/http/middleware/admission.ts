@@ -1,6 +1,6 @@
+import type { ServerResponse } from "node:http";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import type { RequestHandler } from "express";
-import { AppError } from "../errors.js";
+import { AppError } from "../../errors.js";
 
 export interface LoadLimits {
   /** Requests being served at once before new ones are refused. */
@@ -15,9 +15,10 @@ const overloaded = () =>
 /**
  * Sheds load with 503 + Retry-After when too many requests are in flight or
  * the event loop lags, so the requests already accepted still finish in time
- * instead of everyone timing out.
+ * instead of everyone timing out. `admit` answers nothing itself: the caller
+ * writes the refusal in the format of the route that was hit.
  */
-export function loadShedding({ maxInFlight, maxEventLoopDelayMs }: LoadLimits): RequestHandler {
+export function admission({ maxInFlight, maxEventLoopDelayMs }: LoadLimits) {
   let inFlight = 0;
   let lagging = false;
   const delay = monitorEventLoopDelay({ resolution: 20 });
@@ -27,11 +28,17 @@ export function loadShedding({ maxInFlight, maxEventLoopDelayMs }: LoadLimits): 
     delay.reset();
   }, 1000);
   sampler.unref();
+  const release = () => {
+    inFlight--;
+  };
 
-  return (_req, res, next) => {
-    if (inFlight >= maxInFlight || lagging) return next(overloaded());
-    inFlight++;
-    res.once("close", () => inFlight--);
-    next();
+  return {
+    /** Counts the request in until its response closes; the refusal when it cannot be served now. */
+    admit(res: ServerResponse): AppError | undefined {
+      if (inFlight >= maxInFlight || lagging) return overloaded();
+      inFlight++;
+      res.once("close", release);
+      return undefined;
+    },
   };
 }
