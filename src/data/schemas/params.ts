@@ -19,10 +19,11 @@ export const month = z
 /** A filter value: any text matches exactly, and an unknown one matches nothing. */
 export const filter = (description: string, example: string) => text(1, 100).meta({ description, example });
 
+// An integer, strictly: the REST dispatcher turns a query's decimal digits
+// into one (http/rest/coerce.ts), and /trpc takes JSON numbers only.
 const wholeNumber = (min: number, max: number, fallback: number, description: string) =>
-  z.coerce
-    .number<string | number>({ error: "must be a whole number" })
-    .int("must be a whole number")
+  z
+    .int({ error: "must be a whole number" })
     .min(min, `must be at least ${min}`)
     .max(max, `must be at most ${max}`)
     .default(fallback)
