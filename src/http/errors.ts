@@ -21,6 +21,8 @@ export const databaseUnavailable = () =>
 
 const internalError = () => new AppError("internal_error", internalErrorMessage);
 
+const malformedInput = () => validationError([{ field: "input", message: "Malformed JSON" }]);
+
 const kindOfTrpcCode = new Map(errorKinds.map((kind) => [errorCatalogue[kind].trpc as string, kind]));
 
 type IssueLike = { path?: readonly (PropertyKey | { key: PropertyKey })[]; message: string };
@@ -50,10 +52,11 @@ export function appErrorOf(error: unknown): AppError {
   switch (error.code) {
     case "BAD_REQUEST":
       if (hasIssues(error.cause)) return validationError(fieldIssues(error.cause.issues));
-      return validationError([{ field: "body", message: error.message }]);
+      // /trpc parses its own input (REST bodies are read by http/body.ts); the parser's words are not shown.
+      if (error.cause instanceof SyntaxError) return malformedInput();
+      return validationError([{ field: "input", message: error.message }]);
     case "PARSE_ERROR":
-      // Only /trpc parses its own input; REST bodies are read by http/body.ts.
-      return validationError([{ field: "input", message: "Malformed JSON" }]);
+      return malformedInput();
     case "INTERNAL_SERVER_ERROR":
       return internalError();
     default: {

@@ -1,4 +1,5 @@
 import { initTRPC } from "@trpc/server";
+import type { TRPCErrorShape } from "@trpc/server/rpc";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { authorize } from "../auth/authorize.js";
 import { notAuthenticated } from "../auth/errors.js";
@@ -40,7 +41,7 @@ const t = initTRPC
   .context<Context>()
   .meta<OpenApiMeta<ProcedureMeta>>()
   .create({
-    errorFormatter({ shape, error }): { code: number; message: string; data: ErrorData } {
+    errorFormatter({ shape, error }): TRPCErrorShape<ErrorData> {
       const appError = appErrorOf(error);
       return {
         code: shape.code,
