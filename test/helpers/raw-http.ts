@@ -40,7 +40,8 @@ export function sendPath(
 export function sendRaw(baseUrl: string, text: string): Promise<RawResponse> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.end(text));
+    // Written, not ended: a half-closed connection may be dropped before the answer; the server closes it.
+    const socket = connect(Number(port), hostname, () => socket.write(text));
     const chunks: Buffer[] = [];
     socket.on("data", (chunk) => chunks.push(chunk));
     socket.on("error", reject);
