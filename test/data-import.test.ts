@@ -147,7 +147,7 @@ describe("seeding at start", () => {
     const before = await totals(partial);
     expect(before).toEqual({ cars: 3, coe: 1, pqp: 0 });
     const logs: Record<string, unknown>[] = [];
-    const logger = createLogger("info", { write: (line: string) => logs.push(JSON.parse(line)) } as never);
+    const logger = createLogger("info", { write: (line: string) => logs.push(JSON.parse(line)) });
     await seedSampleData(partial.database.db, logger);
     expect(await totals(partial)).toEqual({ ...before, pqp: 536 });
     expect(logs.map((line) => line.msg)).toEqual(["sample data imported"]);

@@ -33,7 +33,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
       callback();
     },
   });
-  const logger = createLogger("info", sink as never);
+  const logger = createLogger("info", sink);
   const server = createServer(createApp({ db: database.db, config, logger })).listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

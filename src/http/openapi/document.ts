@@ -43,13 +43,13 @@ export function buildOpenApiDocument(
       meta.openapi ? [[operationKey(meta.openapi.method, meta.openapi.path), meta] as const] : [],
     ),
   );
-  const document = generateOpenApiDocument(router as never, {
+  const document = generateOpenApiDocument(router, {
     title: "Agent Management API",
     description:
       "Register, run and watch agents. The same procedures are served as REST (here) and as typed tRPC at /trpc.",
     version,
     baseUrl: "/",
-    securitySchemes: securitySchemes as never,
+    securitySchemes,
     paths: extraPaths,
   });
 
