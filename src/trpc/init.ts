@@ -14,6 +14,18 @@ export type ProcedureMeta = {
   successStatus?: 201 | 204;
   /** Location header of a 201 response, from the created resource. */
   location?: (data: { id: string; agent_id?: string }) => string;
+  /**
+   * More headers of a REST success, from the procedure's result: an `ETag`
+   * from a version, `X-Total-Count`, … (meta is typed for the whole router,
+   * so the function narrows `data` itself).
+   */
+  responseHeaders?: (data: unknown) => Record<string, string>;
+  /**
+   * `"sse"`: the procedure (a GET) returns an async iterable of
+   * `ServerSentEvent`, which REST writes as `text/event-stream` until it ends
+   * or the client leaves; the procedure's `signal` aborts when the client leaves.
+   */
+  stream?: "sse";
   /** Set by readProcedure/writeProcedure/userProcedure: what AUTH_POLICY asks of the operation. */
   access?: Access;
   /**

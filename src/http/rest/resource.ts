@@ -3,17 +3,20 @@ import { type AppDeps, createContext } from "../../trpc/context.js";
 import { methodNotAllowedError } from "../errors.js";
 import { type Headers, reportedError, sendEmpty, sendJson, sendRestError } from "../respond.js";
 import type { PathHandler, RestRequest } from "./dispatcher.js";
+import { writeEventStream } from "./event-stream.js";
 import type { ProcedureRoute } from "./procedures.js";
 
 /**
  * The status and headers of a success, from the procedure's meta: 201 with
- * `Location` for a creation, 204 with no body for a deletion, 200 otherwise.
+ * `Location` for a creation, 204 with no body for a deletion, 200 otherwise;
+ * plus whatever `responseHeaders` derives from the result.
  */
 function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown) {
-  const { successStatus = 200, location } = route.meta;
-  if (successStatus === 204) return sendEmpty(request.res, 204);
+  const { successStatus = 200, location, responseHeaders } = route.meta;
   let headers: Headers | undefined;
   if (location) headers = { Location: location(data as Parameters<typeof location>[0]) };
+  if (responseHeaders) headers = { ...headers, ...responseHeaders(data) };
+  if (successStatus === 204) return sendEmpty(request.res, 204, headers);
   sendJson(request.res, successStatus, data, headers);
 }
 
@@ -33,10 +36,18 @@ export function restResource(routes: ProcedureRoute[], deps: AppDeps): PathHandl
       if (!route) return refuse(request, methodNotAllowedError(allowed));
       try {
         const input = await route.readInput(request);
-        const data = await route.invoke(createContext(deps, request.req, request.requestId), input);
-        writeSuccess(request, route, data);
+        const ctx = createContext(deps, request.req, request.requestId);
+        if (route.meta.stream === "sse") {
+          const leave = new AbortController();
+          await writeEventStream(request.res, await route.invoke(ctx, input, leave.signal), leave);
+        } else {
+          writeSuccess(request, route, await route.invoke(ctx, input));
+        }
       } catch (error) {
-        refuse(request, reportedError(error, request.log, request.requestId));
+        const appError = reportedError(error, request.log, request.requestId);
+        // A stream that fails after its first bytes can only stop.
+        if (request.res.headersSent) request.res.end();
+        else refuse(request, appError);
       }
     },
   };
