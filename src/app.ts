@@ -10,8 +10,8 @@ import { admission } from "./http/middleware/admission.js";
 import { buildOpenApiDocument } from "./http/openapi/document.js";
 import { tokenPaths } from "./http/openapi/token.js";
 import { createDispatcher, type PathHandler } from "./http/rest/dispatcher.js";
-import { type ProcedureRoute, procedureRoutes } from "./http/rest/procedures.js";
-import { restResource } from "./http/rest/resource.js";
+import { procedureRoutes } from "./http/rest/procedures.js";
+import { restResources } from "./http/rest/resource.js";
 import { RouteTable } from "./http/rest/table.js";
 import { tokenRouter, tokenRoutes } from "./http/token.js";
 import { trpcHandler } from "./http/trpc.js";
@@ -34,16 +34,11 @@ export const openApiDocument = (config: Config) =>
 function restTable(deps: AppDeps): RouteTable<PathHandler> {
   const table = new RouteTable<PathHandler>();
   const routes = procedureRoutes(appRouter, deps.config.bodyLimit);
-  const resources = new Map<string, ProcedureRoute[]>();
-  for (const route of routes.filter((route) => !route.meta.apiVersion)) {
-    resources.set(route.path, [...(resources.get(route.path) ?? []), route]);
-  }
-  for (const [path, resourceRoutes] of resources) table.add(path, restResource(resourceRoutes, deps));
-  for (const [path, handler] of dataPaths(
-    routes.filter((route) => route.meta.apiVersion),
-    deps,
-  ))
+  const versioned = routes.filter((route) => route.meta.apiVersion);
+  const resources = routes.filter((route) => !route.meta.apiVersion);
+  for (const [path, handler] of [...restResources(resources, deps), ...dataPaths(versioned, deps)]) {
     table.add(path, handler);
+  }
   return table;
 }
 

@@ -10,7 +10,7 @@ import { sendRestError } from "../src/http/respond.js";
 import { createDispatcher, type PathHandler } from "../src/http/rest/dispatcher.js";
 import type { ServerSentEvent } from "../src/http/rest/event-stream.js";
 import { procedureRoutes } from "../src/http/rest/procedures.js";
-import { restResource } from "../src/http/rest/resource.js";
+import { restResources } from "../src/http/rest/resource.js";
 import { RouteTable } from "../src/http/rest/table.js";
 import { createLogger } from "../src/logger.js";
 import { publicProcedure, router } from "../src/trpc/init.js";
@@ -57,15 +57,8 @@ beforeAll(async () => {
   database = await createTestDatabase(inject("templateDatabase"));
   const deps = { db: database.db, config: loadConfig({ SEED_SAMPLE_DATA: "false" }), logger: createLogger("silent") };
   const table = new RouteTable<PathHandler>();
-  const routes = procedureRoutes(testRouter, deps.config.bodyLimit);
-  for (const path of new Set(routes.map((route) => route.path))) {
-    table.add(
-      path,
-      restResource(
-        routes.filter((route) => route.path === path),
-        deps,
-      ),
-    );
+  for (const [path, handler] of restResources(procedureRoutes(testRouter, deps.config.bodyLimit), deps)) {
+    table.add(path, handler);
   }
   const dispatch = createDispatcher({
     table,

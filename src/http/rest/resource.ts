@@ -52,3 +52,10 @@ export function restResource(routes: ProcedureRoute[], deps: AppDeps): PathHandl
     },
   };
 }
+
+/** The routes grouped by path, each path a resource: what a table adds for plain REST procedures. */
+export function restResources(routes: ProcedureRoute[], deps: AppDeps): [string, PathHandler][] {
+  const byPath = new Map<string, ProcedureRoute[]>();
+  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  return [...byPath].map(([path, atPath]) => [path, restResource(atPath, deps)]);
+}
