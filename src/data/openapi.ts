@@ -84,8 +84,11 @@ function deprecate(operation: Operation, successor: string | undefined) {
 
 const camelCase = (id: string) => id.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
 
-/** The root answers as the default version, or as the one X-API-Version names. */
-function rootAlias(operation: Operation, version: ApiVersion, route: string): Operation {
+/**
+ * The root answers as the default version, or as the one X-API-Version names;
+ * `missingInOne`: a version has no such route, and answers 404 (SPEC §1's body).
+ */
+function rootAlias(operation: Operation, version: ApiVersion, route: string, missingInOne: boolean): Operation {
   const alias = structuredClone(operation);
   alias.operationId = `${operation.operationId?.replace(`-v${version}`, "-default")}`;
   alias.tags = ["default version"];
@@ -99,6 +102,7 @@ function rootAlias(operation: Operation, version: ApiVersion, route: string): Op
     else if (!("$ref" in response)) response.headers = { ...response.headers, Vary: ref("headers", "Vary") };
   }
   if (!alias.responses["400"]) alias.responses["400"] = ref("responses", "RootBadRequest");
+  if (missingInOne && !alias.responses["404"]) alias.responses["404"] = ref("responses", "NotFound");
   return alias;
 }
 
@@ -167,7 +171,10 @@ export function documentVersionedRoutes<T extends object>(
   }
   const defaultVersion = config.defaultApiVersion;
   for (const route of table.get(defaultVersion)?.keys() ?? []) {
-    paths[route] = { get: rootAlias(paths[`/v${defaultVersion}${route}`]?.get as Operation, defaultVersion, route) };
+    const missingInOne = [...table.values()].some((endpoints) => !endpoints.has(route));
+    paths[route] = {
+      get: rootAlias(paths[`/v${defaultVersion}${route}`]?.get as Operation, defaultVersion, route, missingInOne),
+    };
   }
   // Ids are built from procedure paths (`data-v1-cars-list`); generated clients read camelCase best.
   for (const route of Object.keys(paths)) {
