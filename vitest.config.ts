@@ -6,7 +6,7 @@ const browser = process.env.TEST_BROWSER === "1";
 
 export default defineConfig({
   test: {
-    include: browser ? ["test/browser/**/*.test.ts"] : ["test/**/*.test.ts", "src/**/*.test.ts"],
+    include: browser ? ["test/browser/**/*.test.ts"] : ["test/**/*.test.ts"],
     exclude: browser ? [] : ["test/browser/**", "**/node_modules/**"],
     globalSetup: ["test/helpers/global-setup.ts"],
     pool: "forks",

@@ -36,3 +36,12 @@ try {
   const error: TRPCClientError<AppRouter> = cause;
   console.log("missing", error.data?.httpStatus, error.data?.code, error.message);
 }
+
+// A validation error: the same kind and field issues as the REST body, on error.data.
+try {
+  await api.agents.create.mutate({ name: "", type: "worker" });
+} catch (cause) {
+  if (!(cause instanceof TRPCClientError)) throw cause;
+  const error: TRPCClientError<AppRouter> = cause;
+  console.log("invalid", error.data?.error, JSON.stringify(error.data?.details?.issues));
+}

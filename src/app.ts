@@ -1,23 +1,22 @@
-import { isUtf8 } from "node:buffer";
-import { createExpressMiddleware } from "@trpc/server/adapters/express";
+import type { RequestListener } from "node:http";
 import express from "express";
 import packageJson from "../package.json" with { type: "json" };
 import type { Config } from "./config.js";
+import { dataPaths } from "./data/dispatch.js";
+import { documentVersionedRoutes } from "./data/openapi.js";
 import { docsRouter, docsRoutes } from "./http/docs.js";
-import { errorResponse } from "./http/error-response.js";
-import { errorHandler, notFoundOrMethodNotAllowed, type Route } from "./http/fallback.js";
-import { limitJsonDepth } from "./http/json-depth.js";
-import { loadShedding } from "./http/load-shedding.js";
-import { buildOpenApiDocument } from "./http/openapi.js";
-import { procedureMetas } from "./http/procedure-metas.js";
-import { requestContext } from "./http/request-context.js";
-import { restHandler } from "./http/rest.js";
+import { errorHandler, notFoundOrMethodNotAllowed } from "./http/fallback.js";
+import { admission } from "./http/middleware/admission.js";
+import { buildOpenApiDocument } from "./http/openapi/document.js";
+import { tokenPaths } from "./http/openapi/token.js";
+import { createDispatcher, type PathHandler } from "./http/rest/dispatcher.js";
+import { procedureRoutes } from "./http/rest/procedures.js";
+import { restResources } from "./http/rest/resource.js";
+import { RouteTable } from "./http/rest/table.js";
 import { tokenRouter, tokenRoutes } from "./http/token.js";
-import { tokenPaths } from "./http/token-openapi.js";
-import { versionedApi } from "./http/versioning.js";
-import { documentVersionedRoutes } from "./http/versioning-openapi.js";
+import { trpcHandler } from "./http/trpc.js";
 import { appRouter } from "./routers/index.js";
-import { type AppDeps, contextFactory } from "./trpc/context.js";
+import type { AppDeps } from "./trpc/context.js";
 
 export const version = packageJson.version;
 
@@ -28,48 +27,46 @@ export const version = packageJson.version;
 export const openApiDocument = (config: Config) =>
   documentVersionedRoutes(buildOpenApiDocument(appRouter, version, tokenPaths, config.authPolicy), appRouter, config);
 
-/** The whole HTTP surface; listening is the caller's job (main.ts, tests). */
-export function createApp(deps: AppDeps) {
+/**
+ * Every REST path of the router, compiled once: the versioned data routes
+ * through the data module's plug-in, every other procedure as a resource.
+ */
+function restTable(deps: AppDeps): RouteTable<PathHandler> {
+  const table = new RouteTable<PathHandler>();
+  const routes = procedureRoutes(appRouter, deps.config.bodyLimit);
+  const versioned = routes.filter((route) => route.meta.apiVersion);
+  const resources = routes.filter((route) => !route.meta.apiVersion);
+  for (const [path, handler] of [...restResources(resources, deps), ...dataPaths(versioned, deps)]) {
+    table.add(path, handler);
+  }
+  return table;
+}
+
+/** /trpc, /token, the docs and the fallbacks: what the route table does not serve. */
+function expressApp(deps: AppDeps, document: object) {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
-
-  const restRoutes: Route[] = [...procedureMetas(appRouter).values()].flatMap((meta) =>
-    meta.openapi ? [{ method: meta.openapi.method, path: meta.openapi.path }] : [],
-  );
-  const document = openApiDocument(deps.config);
-  const versioned = versionedApi(deps);
-
-  app.use(requestContext(deps.logger));
-  app.use(loadShedding(deps.config.load));
-  app.use(versioned.handler);
-  app.use(
-    express.json({
-      limit: deps.config.bodyLimit,
-      // Bytes that are not UTF-8 are refused, never silently replaced.
-      verify: (_req, _res, body) => {
-        if (!isUtf8(body)) throw new Error("Body is not valid UTF-8");
-      },
-    }),
-  );
-  app.use(limitJsonDepth);
-  app.use(
-    "/trpc",
-    createExpressMiddleware({
-      router: appRouter,
-      createContext: contextFactory(deps),
-      onError({ error, req }) {
-        const log = (req as express.Request).res?.locals.log ?? deps.logger;
-        if (errorResponse(error).status === 500) log.error({ err: error }, "unexpected error");
-      },
-      // tRPC writes its own error body; the headers a 401 or 429 must carry are added here.
-      responseMeta: ({ errors }) => ({ headers: errors[0] ? errorResponse(errors[0]).headers : {} }),
-    }),
-  );
+  app.use("/trpc", trpcHandler(appRouter, deps));
   app.use(tokenRouter(deps));
   app.use(docsRouter(document));
-  app.use(restHandler(appRouter, deps, restRoutes));
-  app.use(notFoundOrMethodNotAllowed([...restRoutes, ...docsRoutes, ...tokenRoutes, ...versioned.routes]));
+  app.use(notFoundOrMethodNotAllowed([...docsRoutes, ...tokenRoutes]));
   app.use(errorHandler(deps.logger));
   return app;
+}
+
+/** The whole HTTP surface as a node:http request handler; listening is the caller's job (main.ts, tests). */
+export function createApp(deps: AppDeps): RequestListener {
+  const web = expressApp(deps, openApiDocument(deps.config));
+  return createDispatcher({
+    table: restTable(deps),
+    admission: admission(deps.config.load),
+    logger: deps.logger,
+    refusesItself: (path) => /^\/trpc(\/|$)/i.test(path),
+    fallback: (req, res, handoff) => {
+      // Express keeps res.locals when it is already there: the handoff rides on it.
+      (res as typeof res & { locals: object }).locals = handoff;
+      web(req, res);
+    },
+  });
 }

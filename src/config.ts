@@ -69,6 +69,14 @@ const envSchema = z
 
 export type Config = ReturnType<typeof loadConfig>;
 
+const sizeUnits = { b: 1, kb: 1024, mb: 1024 * 1024 } as const;
+
+/** `1mb`, `512kb` or `1048576` in bytes (BODY_LIMIT's format is checked by the schema). */
+const bytesOf = (size: string) => {
+  const [, digits = "0", unit = "b"] = /^(\d+)(b|kb|mb)?$/i.exec(size) ?? [];
+  return Number(digits) * sizeUnits[unit.toLowerCase() as keyof typeof sizeUnits];
+};
+
 export class ConfigError extends Error {}
 
 /** Parses the environment once; throws a ConfigError whose message is one line naming the variable. */
@@ -96,7 +104,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     defaultApiVersion: Number(e.DEFAULT_API_VERSION) as 1 | 2,
     apiV1Sunset: e.API_V1_SUNSET,
     seedSampleData: e.SEED_SAMPLE_DATA,
-    bodyLimit: e.BODY_LIMIT,
+    /** Largest request body, in bytes. */
+    bodyLimit: bytesOf(e.BODY_LIMIT),
     logLevel: e.LOG_LEVEL,
     load: { maxInFlight: e.MAX_IN_FLIGHT, maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS },
     /** Worker processes sharing the port (node:cluster); 1 serves from the main process. */

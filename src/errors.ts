@@ -1,36 +1,146 @@
+import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+
 /**
- * The one error type services throw. `http/error-response.ts` maps it to the
- * contract's status and body; the tRPC layer maps it to a tRPC error code.
+ * THE error catalogue: every kind of error the service answers with, one row
+ * each. REST bodies (http/errors.ts), tRPC codes (trpc/init.ts), the data
+ * versions' formats (data/errors.ts) and the OpenAPI document
+ * (http/openapi/errors.ts) all read this table, so they cannot drift apart.
+ *
+ * - `status`: the HTTP status on every transport.
+ * - `trpc`: the tRPC code, which gives the same status over /trpc.
+ * - `v1`: the `code` of the versioned groups' v1 format (SPEC §8.2).
+ * - `body`: the REST body: `detail` is `{"detail": message}`; `error` is
+ *   `{"error": kind, "message", "details"?}` (SPEC §5).
+ * - `response`: the document's response component, its description and the
+ *   headers this kind always carries.
  */
-export type AppErrorKind =
-  | "validation_error"
-  | "not_found"
-  | "conflict"
-  | "unauthenticated"
-  | "forbidden"
-  | "unsupported_media_type"
-  | "rate_limited"
-  | "unavailable";
+export const errorCatalogue = {
+  validation_error: {
+    status: 400,
+    trpc: "BAD_REQUEST",
+    v1: "VALIDATION_ERROR",
+    body: "error",
+    response: { name: "ValidationError", description: "Validation error" },
+  },
+  unauthenticated: {
+    status: 401,
+    trpc: "UNAUTHORIZED",
+    v1: "UNAUTHORIZED",
+    body: "detail",
+    response: { name: "Unauthorized", description: "Missing or invalid credentials", headers: ["WWW-Authenticate"] },
+  },
+  forbidden: {
+    status: 403,
+    trpc: "FORBIDDEN",
+    v1: "FORBIDDEN",
+    body: "detail",
+    response: { name: "Forbidden", description: "Invalid API key" },
+  },
+  not_found: {
+    status: 404,
+    trpc: "NOT_FOUND",
+    v1: "NOT_FOUND",
+    body: "detail",
+    response: { name: "NotFound", description: "Not found" },
+  },
+  method_not_allowed: {
+    status: 405,
+    trpc: "METHOD_NOT_SUPPORTED",
+    v1: "METHOD_NOT_ALLOWED",
+    body: "detail",
+    response: { name: "MethodNotAllowed", description: "Known path, other method", headers: ["Allow"] },
+  },
+  conflict: {
+    status: 409,
+    trpc: "CONFLICT",
+    v1: "CONFLICT",
+    body: "error",
+    response: { name: "Conflict", description: "Conflict" },
+  },
+  payload_too_large: {
+    status: 413,
+    trpc: "PAYLOAD_TOO_LARGE",
+    v1: "PAYLOAD_TOO_LARGE",
+    body: "error",
+    response: { name: "PayloadTooLarge", description: "Request body too large" },
+  },
+  unsupported_media_type: {
+    status: 415,
+    trpc: "UNSUPPORTED_MEDIA_TYPE",
+    v1: "UNSUPPORTED_MEDIA_TYPE",
+    body: "error",
+    response: { name: "UnsupportedMediaType", description: "Request body is not uncompressed JSON" },
+  },
+  rate_limited: {
+    status: 429,
+    trpc: "TOO_MANY_REQUESTS",
+    v1: "RATE_LIMITED",
+    body: "error",
+    response: { name: "TooManyRequests", description: "Rate limit hit", headers: ["Retry-After"] },
+  },
+  internal_error: {
+    status: 500,
+    trpc: "INTERNAL_SERVER_ERROR",
+    v1: "INTERNAL_ERROR",
+    body: "error",
+    response: { name: "InternalError", description: "Unexpected error" },
+  },
+  unavailable: {
+    status: 503,
+    trpc: "SERVICE_UNAVAILABLE",
+    v1: "SERVICE_UNAVAILABLE",
+    body: "error",
+    response: { name: "Unavailable", description: "Overloaded or database unreachable", headers: ["Retry-After"] },
+  },
+} as const satisfies Record<string, ErrorRow>;
+
+export interface ErrorRow {
+  status: number;
+  trpc: TRPC_ERROR_CODE_KEY;
+  v1: string;
+  body: "detail" | "error";
+  response: { name: string; description: string; headers?: readonly string[] };
+}
+
+export type ErrorKind = keyof typeof errorCatalogue;
+export const errorKinds = Object.keys(errorCatalogue) as ErrorKind[];
 
 export interface FieldIssue {
   field: string;
   message: string;
 }
 
+/** What an error tells beyond its message: `issues` for a validation error, the facts of a conflict, … */
+export type ErrorDetails = { issues?: FieldIssue[] } & Record<string, unknown>;
+
+/** The one error type services throw; the catalogue says what each transport makes of it. */
 export class AppError extends Error {
   constructor(
-    readonly kind: AppErrorKind,
+    readonly kind: ErrorKind,
     message: string,
-    readonly details?: Record<string, unknown>,
+    readonly details?: ErrorDetails,
     /** Extra response headers, e.g. Retry-After or WWW-Authenticate. */
     readonly headers?: Record<string, string>,
   ) {
     super(message);
     this.name = "AppError";
   }
+
+  get status(): number {
+    return errorCatalogue[this.kind].status;
+  }
 }
+
+/** The message of every unexpected error, on every transport: it never says what went wrong inside. */
+export const internalErrorMessage = "An unexpected error occurred";
 
 export const notFound = (what: string) => new AppError("not_found", `${what} not found`);
 
 export const validationError = (issues: FieldIssue[]) =>
-  new AppError("validation_error", issues.map((i) => `${i.field}: ${i.message}`).join("; "), { issues });
+  new AppError(
+    "validation_error",
+    `Request validation failed: ${issues.map((i) => `${i.field}: ${i.message}`).join("; ")}`,
+    {
+      issues,
+    },
+  );

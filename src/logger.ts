@@ -1,9 +1,12 @@
-import { type Logger, pino } from "pino";
+import { type DestinationStream, type Logger, pino } from "pino";
 
 export type { Logger };
 
 /** Structured JSON logs, written asynchronously so logging never blocks a request. */
-export function createLogger(level: string, destination = pino.destination({ sync: false })): Logger {
+export function createLogger(
+  level: string,
+  destination: DestinationStream = pino.destination({ sync: false }),
+): Logger {
   return pino(
     {
       level,

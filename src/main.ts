@@ -1,11 +1,11 @@
 import cluster from "node:cluster";
-import type { Server } from "node:http";
+import { createServer } from "node:http";
 import { createApp } from "./app.js";
 import { superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
+import { seedSampleData } from "./data/importer/seed.js";
 import { connectDatabase, migrateDatabase } from "./db.js";
 import { createLogger } from "./logger.js";
-import { seedSampleData } from "./services/data/seed.js";
 
 // In-flight requests get this long to finish after SIGTERM/SIGINT.
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -36,9 +36,8 @@ async function main() {
   }
   const db = await connectDatabase(config.databaseUrl);
   if (cluster.isPrimary && config.seedSampleData) await seedSampleData(db, logger);
-  const app = createApp({ db, config, logger });
-
-  const server: Server = app.listen(config.port, config.host, () => {
+  const server = createServer(createApp({ db, config, logger }));
+  server.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
     logger.info({ host: config.host, port }, `listening on http://${config.host}:${port}`);

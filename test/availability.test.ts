@@ -1,4 +1,4 @@
-import { request as httpRequest } from "node:http";
+import { createServer, request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
@@ -16,7 +16,7 @@ describe("a database that does not answer", () => {
       config: loadConfig({ DATABASE_URL: url }),
       logger: createLogger("silent"),
     });
-    const server = app.listen(0, "127.0.0.1");
+    const server = createServer(app).listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));
     const { port } = server.address() as { port: number };
     try {

@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./helpers/databases.js";
+import { sendRaw } from "./helpers/raw-http.js";
 
 let database: TestDatabase;
 let primary: ChildProcess;
@@ -36,7 +37,22 @@ afterAll(async () => {
   await database.drop();
 });
 
+const baseUrl = () => `http://127.0.0.1:${lines.find((line) => line.port)?.port}`;
+
 describe("WEB_CONCURRENCY=2", () => {
+  it("answers request targets that are not a path with 400, and no worker dies of them", async () => {
+    // Fresh connections, so both workers get some; before, one such request ended a worker and the primary.
+    for (let i = 0; i < 6; i++) {
+      for (const line of ["OPTIONS * HTTP/1.1", "GET http://localhost:99999/agents HTTP/1.1"]) {
+        const res = await sendRaw(baseUrl(), `${line}\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+        expect(res.status, line).toBe(400);
+      }
+    }
+    expect((await fetch(`${baseUrl()}/agents`)).status).toBe(200);
+    expect(primary.exitCode).toBeNull();
+    expect(lines.filter((line) => line.msg === "worker exited unexpectedly")).toEqual([]);
+  });
+
   it("serves from two workers on one port and exits 0 on SIGTERM", async () => {
     const ports = new Set(lines.filter((line) => line.port).map((line) => line.port));
     expect(ports.size).toBe(1);

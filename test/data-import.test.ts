@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { progressBar } from "../src/cli/progress.js";
+import { ImportError, importDirectory, sampleDataDir } from "../src/data/importer/importer.js";
+import { seedSampleData } from "../src/data/importer/seed.js";
 import { projectRoot } from "../src/db.js";
 import { createLogger } from "../src/logger.js";
-import { ImportError, importDirectory, sampleDataDir } from "../src/services/data/importer.js";
-import { seedSampleData } from "../src/services/data/seed.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { csvDir, get } from "./helpers/data.js";
 
@@ -147,7 +147,7 @@ describe("seeding at start", () => {
     const before = await totals(partial);
     expect(before).toEqual({ cars: 3, coe: 1, pqp: 0 });
     const logs: Record<string, unknown>[] = [];
-    const logger = createLogger("info", { write: (line: string) => logs.push(JSON.parse(line)) } as never);
+    const logger = createLogger("info", { write: (line: string) => logs.push(JSON.parse(line)) });
     await seedSampleData(partial.database.db, logger);
     expect(await totals(partial)).toEqual({ ...before, pqp: 536 });
     expect(logs.map((line) => line.msg)).toEqual(["sample data imported"]);

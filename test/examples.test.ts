@@ -98,6 +98,7 @@ describe("the tRPC client example", { timeout: 60_000 }, () => {
       "deleted",
       "premiums",
       "missing",
+      "invalid",
     ]);
     const created = JSON.parse(lines[0]?.[1] as string) as { id: string };
     expect(created).toMatchObject({ id: expect.stringMatching(uuid), name: "Scout", type: "worker", status: "idle" });
@@ -114,6 +115,7 @@ describe("the tRPC client example", { timeout: 60_000 }, () => {
       "Category E",
     ]);
     expect(lines[6]?.[1]).toBe("404 NOT_FOUND Agent not found");
+    expect(lines[7]?.[1]).toBe('validation_error [{"field":"name","message":"must have at least 1 character"}]');
     expect((await app.request(`/agents/${created.id}`)).status).toBe(404);
   });
 });

@@ -36,7 +36,13 @@ describe("an unexpected failure", () => {
     expect(error).toBeInstanceOf(TRPCClientError);
     const { message, data } = error as TRPCClientError<AppRouter>;
     expect(message).toBe("An unexpected error occurred");
-    expect(data).toEqual({ code: "INTERNAL_SERVER_ERROR", httpStatus: 500, path: "agents.list" });
+    // The same kind as the REST body (SPEC §14.3), and nothing else.
+    expect(data).toEqual({
+      code: "INTERNAL_SERVER_ERROR",
+      httpStatus: 500,
+      path: "agents.list",
+      error: "internal_error",
+    });
   });
 
   it("is logged server-side with its cause and the request id, and the server keeps serving", async () => {

@@ -41,7 +41,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
     throw new BodyError(unsupported("Request body must be application/json"));
   const charset = /charset=([^;\s]+)/i.exec(type)?.[1]?.toLowerCase();
   if (charset && charset !== "utf-8" && charset !== "utf8")
-    throw new BodyError(unsupported("Request body must be UTF-8 JSON"));
+    throw new BodyError(unsupported(`Charset ${charset} is not supported: send UTF-8`));
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -53,11 +53,15 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
   if (bytes.length === 0) return {};
   if (!isUtf8(bytes)) throw new BodyError(invalid([{ field: "body", message: "Body is not valid UTF-8" }]));
+  let value: unknown;
   try {
-    return JSON.parse(bytes.toString("utf8"));
+    value = JSON.parse(bytes.toString("utf8"));
   } catch {
     throw new BodyError(invalid([{ field: "body", message: "Malformed JSON" }]));
   }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new BodyError(invalid([{ field: "body", message: "must be a JSON object" }]));
+  return value;
 }
 
 export function createBaselineServer(databaseUrl: string, migrationsDir: string) {

@@ -15,14 +15,20 @@ export interface ListQuery {
   status?: string;
 }
 
+/** Whether `value` is one of `values` (a readonly tuple's includes() only takes its own members). */
+const isOneOf = <T extends string>(values: readonly T[], value: unknown): value is T =>
+  (values as readonly unknown[]).includes(value);
+
 const oneOf = (values: readonly string[]) => `Invalid option: expected one of ${values.map((v) => `"${v}"`).join("|")}`;
 
+// Query integers are decimal digits, as the service reads them (src/http/rest/coerce.ts).
 function integer(field: string, raw: string | string[] | undefined, fallback: number, min: number, max: number) {
   if (raw === undefined) return { value: fallback };
-  if (raw === "") return { issue: { field, message: "must not be empty" } };
-  const value = typeof raw === "string" ? Number(raw) : Number.NaN;
-  if (Number.isNaN(value)) return { issue: { field, message: "Invalid input: expected number, received NaN" } };
-  if (!Number.isInteger(value)) return { issue: { field, message: "Invalid input: expected int, received number" } };
+  if (typeof raw !== "string") return { issue: { field, message: "must be a single value" } };
+  if (!/^-?\d+$/.test(raw)) return { issue: { field, message: "must be a whole number" } };
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value))
+    return { issue: { field, message: "Invalid input: expected int, received number" } };
   if (value < min) return { issue: { field, message: `Too small: expected number to be >=${min}` } };
   if (value > max) return { issue: { field, message: `Too big: expected number to be <=${max}` } };
   return { value };
@@ -40,8 +46,8 @@ export function parseListQuery(params: URLSearchParams): { query?: ListQuery; is
   const rawStatus = get("status");
   if (skip.issue) issues.push(skip.issue);
   if (limit.issue) issues.push(limit.issue);
-  if (rawStatus === "") issues.push({ field: "status", message: "must not be empty" });
-  else if (rawStatus !== undefined && !agentStatuses.includes(rawStatus as never))
+  if (Array.isArray(rawStatus)) issues.push({ field: "status", message: "must be a single value" });
+  else if (rawStatus !== undefined && !isOneOf(agentStatuses, rawStatus))
     issues.push({ field: "status", message: oneOf(agentStatuses) });
   if (issues.length) return { issues };
   const status = typeof rawStatus === "string" ? rawStatus : undefined;
@@ -67,7 +73,7 @@ const isObject = (body: unknown): body is Record<string, unknown> =>
 export function parseAgentCreate(body: unknown): { value?: { name: string; type: string }; issues: FieldIssue[] } {
   const fields = isObject(body) ? body : {};
   const issues = [text("name", fields.name, 1, 100)].filter((i): i is FieldIssue => i !== undefined);
-  if (!agentTypes.includes(fields.type as never)) issues.push({ field: "type", message: oneOf(agentTypes) });
+  if (!isOneOf(agentTypes, fields.type)) issues.push({ field: "type", message: oneOf(agentTypes) });
   if (issues.length) return { issues };
   return { value: { name: fields.name as string, type: fields.type as string }, issues };
 }
@@ -83,9 +89,9 @@ export function parseAgentPatch(body: unknown): {
     const issue = text("name", fields.name, 1, 100);
     if (issue) issues.push(issue);
   }
-  if (fields.type !== undefined && !agentTypes.includes(fields.type as never))
+  if (fields.type !== undefined && !isOneOf(agentTypes, fields.type))
     issues.push({ field: "type", message: oneOf(agentTypes) });
-  if (fields.status !== undefined && !agentStatuses.includes(fields.status as never))
+  if (fields.status !== undefined && !isOneOf(agentStatuses, fields.status))
     issues.push({ field: "status", message: oneOf(agentStatuses) });
   if (!issues.length && fields.name === undefined && fields.type === undefined && fields.status === undefined)
     issues.push({ field: "body", message: "must set at least one of name, type, status" });

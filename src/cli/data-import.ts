@@ -1,8 +1,8 @@
 // `npm run data:import [-- DIR]`: loads cars.csv, coe.csv and pqp.csv from DIR
 // (default: the sample copy in data/sample/sg) into DATABASE_URL's database.
 import { loadConfig } from "../config.js";
+import { type FileSummary, importDirectory, sampleDataDir } from "../data/importer/importer.js";
 import { connectDatabase, migrateDatabase, providerOf } from "../db.js";
-import { type FileSummary, importDirectory, sampleDataDir } from "../services/data/importer.js";
 import { hasPendingMigrations } from "./pending-migrations.js";
 import { progressBar } from "./progress.js";
 

@@ -1,49 +1,33 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "../logger.js";
-import { errorResponse, notFoundResponse } from "./error-response.js";
+import { methodNotAllowedError, notFoundError } from "./errors.js";
+import { reportedError, sendRestError } from "./respond.js";
+import type { Handoff } from "./rest/dispatcher.js";
 
 export interface Route {
   method: string;
   path: string;
 }
 
-// Same matching rules as the REST adapter: case-insensitive, trailing slash ignored.
-const patternOf = (path: string) => new RegExp(`^${path.replace(/\/$/, "").replace(/\{[^}]+\}/g, "[^/]+")}/?$`, "i");
-
-/** Finds which methods a path answers to, from the list of routes. */
-export function routeMatcher(routes: Route[]) {
-  const byPath = new Map<string, Set<string>>();
-  for (const { method, path } of routes) {
-    const methods = byPath.get(path) ?? new Set<string>();
-    methods.add(method.toUpperCase());
-    byPath.set(path, methods);
-  }
-  const table = [...byPath].map(([path, methods]) => ({ pattern: patternOf(path), methods: [...methods] }));
-  return (path: string): string[] | undefined => table.find(({ pattern }) => pattern.test(path))?.methods;
-}
-
 /**
- * Runs after every route: a known path with another method is 405 with
- * `Allow`; anything else is 404.
+ * Runs after every express route (the REST routes never get here: the
+ * dispatcher answers their 404 and 405): a known path with another method is
+ * 405 with `Allow`; anything else is 404.
  */
 export function notFoundOrMethodNotAllowed(routes: Route[]): RequestHandler {
-  const methodsOf = routeMatcher(routes);
+  const methodsOf = new Map<string, string[]>();
+  for (const { method, path } of routes) methodsOf.set(path, [...(methodsOf.get(path) ?? []), method]);
   return (req, res) => {
-    const methods = methodsOf(req.path);
-    if (methods) {
-      res.status(405).set("Allow", methods.join(", ")).json({ detail: "Method Not Allowed" });
-      return;
-    }
-    res.status(404).json(notFoundResponse().body);
+    const methods = methodsOf.get(req.path.length > 1 ? req.path.replace(/\/$/, "") : req.path);
+    sendRestError(res, methods ? methodNotAllowedError(methods) : notFoundError());
   };
 }
 
-/** Errors that reach express (body parsing, plain routes) get the contract's bodies too. */
+/** Errors that reach express (a docs asset that cannot be read, …) get the contract's bodies too. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, _req, res, _next) => {
-    const { status, headers, body } = errorResponse(error);
-    if (status === 500) (res.locals.log ?? logger).error({ err: error }, "unexpected error");
+    const appError = reportedError(error, logger, (res.locals as Handoff).requestId);
     if (res.headersSent) return res.end();
-    res.status(status).set(headers).json(body);
+    sendRestError(res, appError);
   };
 }

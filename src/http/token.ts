@@ -1,39 +1,47 @@
-import express, { Router } from "express";
+import { Router } from "express";
 import { LoginThrottle } from "../auth/login-throttle.js";
 import { AppError, validationError } from "../errors.js";
 import { TokenRequest } from "../schemas/auth.js";
 import { authService } from "../services/auth.js";
 import type { AppDeps } from "../trpc/context.js";
+import { isMediaType, readBody } from "./body.js";
+import { fieldIssues } from "./errors.js";
+import { reportedError, sendJson, sendRestError } from "./respond.js";
+import type { Handoff } from "./rest/dispatcher.js";
+import { parseParameters } from "./rest/query.js";
 
 export const tokenRoutes = [{ method: "POST", path: "/token" }];
 
+/** More fields than any OAuth2 client sends: a bigger form is refused (413) before it is validated. */
+export const maxTokenFormFields = 1000;
+
 /**
  * POST /token, the OAuth2 password grant. A plain express route, because the
- * grant is form-encoded and the REST adapter only takes JSON bodies; its
- * OpenAPI operation is in token-openapi.ts. The login throttle lives as long
- * as the app.
+ * grant is form-encoded and procedures take JSON; its OpenAPI operation is in
+ * openapi/token.ts. The body is read as every body is (http/body.ts). The
+ * login throttle lives as long as the app.
  */
 export function tokenRouter(deps: AppDeps, throttle = new LoginThrottle()): Router {
   const route = Router();
-  route.post("/token", express.urlencoded({ extended: false, limit: deps.config.bodyLimit }), async (req, res) => {
-    // express.json() ran first: a JSON body must not be taken for the form.
-    if (!req.is("application/x-www-form-urlencoded")) {
-      throw new AppError("unsupported_media_type", "Request body must be application/x-www-form-urlencoded");
+  route.post("/token", async (req, res) => {
+    try {
+      if (!isMediaType(req, "application/x-www-form-urlencoded")) {
+        throw new AppError("unsupported_media_type", "Request body must be application/x-www-form-urlencoded");
+      }
+      const form = parseParameters(await readBody(req, deps.config.bodyLimit), maxTokenFormFields);
+      const parsed = TokenRequest.safeParse(form);
+      if (!parsed.success) throw validationError(fieldIssues(parsed.error.issues));
+      const { username, password } = parsed.data;
+      const token = await authService.login(deps.db, deps.config, throttle, {
+        username,
+        password,
+        client: req.socket.remoteAddress ?? "unknown",
+      });
+      // RFC 6749 §5.1: token responses must not be cached.
+      sendJson(res, 200, token, { "Cache-Control": "no-store", Pragma: "no-cache" });
+    } catch (error) {
+      sendRestError(res, reportedError(error, deps.logger, (res.locals as Handoff).requestId));
     }
-    const parsed = TokenRequest.safeParse(req.body ?? {});
-    if (!parsed.success) {
-      throw validationError(
-        parsed.error.issues.map((issue) => ({ field: String(issue.path[0] ?? "body"), message: issue.message })),
-      );
-    }
-    const { username, password } = parsed.data;
-    const token = await authService.login(deps.db, deps.config, throttle, {
-      username,
-      password,
-      client: req.ip ?? "unknown",
-    });
-    // RFC 6749 §5.1: token responses must not be cached.
-    res.set({ "Cache-Control": "no-store", Pragma: "no-cache" }).json(token);
   });
   return route;
 }

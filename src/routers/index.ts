@@ -1,7 +1,7 @@
+import { dataRouter } from "../data/routers/index.js";
 import { createCallerFactory, router } from "../trpc/init.js";
 import { agentsRouter } from "./agents.js";
 import { authRouter } from "./auth.js";
-import { dataRouter } from "./data/index.js";
 import { tasksRouter } from "./tasks.js";
 
 export const appRouter = router({

@@ -38,4 +38,3 @@ export const CurrentUser = z
   .meta({ id: "CurrentUser", example: { user: "ada@example.com" } });
 
 export type UserCreateInput = z.infer<typeof UserCreate>;
-export type TokenRequestInput = z.infer<typeof TokenRequest>;

@@ -1,4 +1,5 @@
-import type { Request, Response } from "express";
+import type { IncomingMessage } from "node:http";
+import type { Principal } from "../auth/authorize.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db.js";
 import type { Logger } from "../logger.js";
@@ -11,18 +12,24 @@ export interface AppDeps {
 }
 
 export interface Context extends AppDeps {
-  log: Logger;
-  req?: Request;
-  res?: Response;
+  /** The request's id, on its log lines. */
+  requestId: string;
+  req?: IncomingMessage;
+  /** Who is calling, once the procedure's access check ran (anonymous before, and where none is needed). */
+  principal: Principal;
 }
 
-/** A context without HTTP, for tests and internal callers. */
-export function createContextInner(deps: AppDeps, extra: Partial<Context> = {}): Context {
-  return { ...deps, log: deps.logger, ...extra };
-}
-
-/** The request-bound context shared by the REST and tRPC adapters. */
-export function contextFactory(deps: AppDeps) {
-  return ({ req, res }: { req: Request; res: Response }): Context =>
-    createContextInner(deps, { req, res, log: res.locals.log ?? deps.logger });
+/**
+ * A procedure's context, one per request or internal call. Written out field
+ * by field, never spread from `deps`: this runs on every request.
+ */
+export function createContext(deps: AppDeps, req?: IncomingMessage, requestId = "internal"): Context {
+  return {
+    db: deps.db,
+    config: deps.config,
+    logger: deps.logger,
+    requestId,
+    req,
+    principal: { kind: "anonymous" },
+  };
 }

@@ -1,84 +1,120 @@
-import { initTRPC, TRPCError } from "@trpc/server";
+import { initTRPC } from "@trpc/server";
+import type { TRPCErrorShape } from "@trpc/server/rpc";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { authorize, type Principal, type UserPrincipal } from "../auth/authorize.js";
+import { authorize } from "../auth/authorize.js";
+import { notAuthenticated } from "../auth/errors.js";
 import type { Access } from "../auth/policy.js";
-import { isDatabaseUnavailable } from "../db.js";
-import { AppError } from "../errors.js";
+import { type ErrorDetails, type ErrorKind, internalErrorMessage } from "../errors.js";
+import { appErrorOf, trpcErrorOf } from "../http/errors.js";
 import type { Context } from "./context.js";
-import { trpcCodeFor } from "./error-codes.js";
 
+/** What the REST dispatcher (http/rest/) reads from a procedure besides its `openapi` meta. */
 export type ProcedureMeta = {
   /** Success status of the REST operation when it is not 200. */
   successStatus?: 201 | 204;
   /** Location header of a 201 response, from the created resource. */
   location?: (data: { id: string; agent_id?: string }) => string;
+  /**
+   * More headers of a REST success, from the procedure's result: an `ETag`
+   * from a version, `X-Total-Count`, … (meta is typed for the whole router,
+   * so the function narrows `data` itself).
+   */
+  responseHeaders?: (data: unknown) => Record<string, string>;
+  /**
+   * `"sse"`: the procedure (a GET) returns an async iterable of
+   * `ServerSentEvent`, which REST writes as `text/event-stream` until it ends
+   * or the client leaves; the procedure's `signal` aborts when the client leaves.
+   */
+  stream?: "sse";
   /** Set by readProcedure/writeProcedure/userProcedure: what AUTH_POLICY asks of the operation. */
   access?: Access;
   /**
-   * A versioned data route (SPEC §8): served over HTTP by http/versioning.ts,
-   * with this version's formats, headers and caching, at its path and at the root.
+   * A versioned data route (SPEC §8): served over HTTP by the data module's
+   * dispatch plug-in (data/dispatch.ts), with this version's formats,
+   * headers and caching, at its path and at the root.
    */
   apiVersion?: 1 | 2;
 };
+
+/**
+ * `error.data` of every tRPC error, one type on the client: the tRPC code and
+ * HTTP status, and the same `error` kind and `details` as the REST body
+ * (SPEC §14.3): `e.data?.details?.issues` lists a validation error's fields.
+ */
+export interface ErrorData {
+  code: string;
+  httpStatus: number;
+  path?: string;
+  error: ErrorKind;
+  details?: ErrorDetails;
+}
 
 const t = initTRPC
   .context<Context>()
   .meta<OpenApiMeta<ProcedureMeta>>()
   .create({
-    errorFormatter({ shape, error }) {
-      const appError = error.cause instanceof AppError ? error.cause : undefined;
-      // Never hand a client the stack or a library's message of an unexpected error.
-      if (error.code === "INTERNAL_SERVER_ERROR") {
-        return { ...shape, message: "An unexpected error occurred", data: { ...shape.data, stack: undefined } };
-      }
+    errorFormatter({ shape, error }): TRPCErrorShape<ErrorData> {
+      const appError = appErrorOf(error);
       return {
-        ...shape,
+        code: shape.code,
+        // Readable text, never a serialized list of issues, a stack or a library's words.
+        message: appError.kind === "internal_error" ? internalErrorMessage : appError.message,
         data: {
-          ...shape.data,
-          stack: undefined,
-          error: appError?.kind,
-          details: appError?.details,
+          code: shape.data.code,
+          httpStatus: shape.data.httpStatus,
+          path: shape.data.path,
+          error: appError.kind,
+          details: appError.details,
         },
       };
     },
   });
 
-const databaseUnavailable = () =>
-  new AppError("unavailable", "The database is unavailable; retry shortly", undefined, { "Retry-After": "5" });
-
-/**
- * Services throw AppError; give it the tRPC code that carries its HTTP status.
- * A database that cannot be reached becomes the same kind of error (503).
- */
-const mapAppErrors = t.middleware(async ({ next }) => {
-  const result = await next();
-  if (result.ok) return result;
-  const cause = isDatabaseUnavailable(result.error.cause) ? databaseUnavailable() : result.error.cause;
-  if (cause instanceof AppError) {
-    throw new TRPCError({ code: trpcCodeFor(cause.kind), message: cause.message, cause });
-  }
-  return result;
-});
-
 export const router = t.router;
-export const publicProcedure = t.procedure.use(mapAppErrors);
 export const createCallerFactory = t.createCallerFactory;
 
 /**
- * AUTH_POLICY is enforced here and nowhere else. The same `access` goes into
- * the meta, from which the OpenAPI document derives each operation's security.
+ * The error a procedure leaves with: a TRPCError whose code carries the
+ * catalogue's status, with the AppError as its cause. An unexpected error is
+ * left as it is, so its cause reaches the log.
  */
-function procedureWithAccess<A extends Access>(access: A) {
-  return publicProcedure.meta({ access }).use(async ({ ctx, next }) => {
-    // authorize returns a user principal whenever access is "user", or throws.
-    const principal = (await authorize(ctx, access)) as A extends "user" ? UserPrincipal : Principal;
-    return next({ ctx: { principal } });
+function transportError(error: unknown): unknown {
+  const appError = appErrorOf(error);
+  return appError.kind === "internal_error" ? error : trpcErrorOf(appError);
+}
+
+/**
+ * The one middleware of every procedure: AUTH_POLICY is enforced here and
+ * nowhere else (the same `access` goes into the meta, from which the document
+ * derives each operation's security), and whatever the procedure throws
+ * leaves as `transportError` says. The principal is recorded on the request's
+ * context rather than spread into a new one: this runs on every call.
+ */
+function guardedProcedure(access?: Access) {
+  return (access ? t.procedure.meta({ access }) : t.procedure).use(async ({ ctx, next }) => {
+    try {
+      if (access) ctx.principal = await authorize(ctx, access);
+    } catch (error) {
+      throw transportError(error);
+    }
+    const result = await next();
+    if (!result.ok) {
+      const error = transportError(result.error);
+      if (error !== result.error) throw error;
+    }
+    return result;
   });
 }
 
+/** No credentials under any policy: the versioned data groups. */
+export const publicProcedure = guardedProcedure();
 /** Agents and tasks reads: open unless AUTH_POLICY=all. */
-export const readProcedure = procedureWithAccess("read");
+export const readProcedure = guardedProcedure("read");
 /** Agents and tasks writes: open only under AUTH_POLICY=open. */
-export const writeProcedure = procedureWithAccess("write");
+export const writeProcedure = guardedProcedure("write");
 /** Needs a bearer token of an existing user under every policy; ctx.principal.user is that user. */
-export const userProcedure = procedureWithAccess("user");
+export const userProcedure = guardedProcedure("user").use(({ ctx, next }) => {
+  // authorize returned a user principal, or threw: this only tells the type system.
+  if (ctx.principal.kind !== "user") throw notAuthenticated();
+  return next({ ctx: { principal: ctx.principal } });
+});

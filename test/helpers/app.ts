@@ -1,3 +1,4 @@
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { inject } from "vitest";
@@ -32,9 +33,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
       callback();
     },
   });
-  const logger = createLogger("info", sink as never);
-  const app = createApp({ db: database.db, config, logger });
-  const server = app.listen(0, "127.0.0.1");
+  const logger = createLogger("info", sink);
+  const server = createServer(createApp({ db: database.db, config, logger })).listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

@@ -3,8 +3,8 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { importDirectory, sampleDataDir } from "../../src/data/importer/importer.js";
 import { connectDatabase, type Db, migrateDatabase } from "../../src/db.js";
-import { importDirectory, sampleDataDir } from "../../src/services/data/importer.js";
 
 /**
  * Every test file gets its own database, copied from a template migrated once

@@ -1,0 +1,108 @@
+import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
+import { acceptedCredentials, type Credential } from "../../auth/policy.js";
+import type { Config } from "../../config.js";
+import type { AppRouter } from "../../routers/index.js";
+import { procedureMetas } from "../procedure-metas.js";
+import { errorComponents, errorResponseRefs } from "./errors.js";
+
+type Operation = {
+  operationId?: string;
+  responses: Record<string, { description?: string; content?: unknown; headers?: Record<string, unknown> }>;
+  requestBody?: unknown;
+  security?: unknown;
+};
+
+export const securitySchemes = {
+  bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A token from POST /token" },
+  apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "A key from API_KEYS" },
+  oauth2: { type: "oauth2", flows: { password: { tokenUrl: "token", scopes: {} } } },
+} as const;
+
+// A bearer token is also what the oauth2 scheme yields, so both name it.
+const securityOf: Record<Credential, Record<string, string[]>[]> = {
+  bearer: [{ bearer: [] }, { oauth2: [] }],
+  apiKey: [{ apiKey: [] }],
+};
+
+/**
+ * The OpenAPI document, built once at start. trpc-to-openapi documents every
+ * success as 200 and its own error shape; this rewrites each operation's
+ * responses to the contract: its real success status and the real error bodies,
+ * and sets its security to exactly what it accepts under the running AUTH_POLICY.
+ */
+export type ExtraPaths = Parameters<typeof generateOpenApiDocument>[1]["paths"];
+
+export function buildOpenApiDocument(
+  router: AppRouter,
+  version: string,
+  extraPaths: ExtraPaths = {},
+  authPolicy: Config["authPolicy"] = "open",
+) {
+  const metas = new Map(
+    [...procedureMetas(router).values()].flatMap((meta) =>
+      meta.openapi ? [[operationKey(meta.openapi.method, meta.openapi.path), meta] as const] : [],
+    ),
+  );
+  const document = generateOpenApiDocument(router, {
+    title: "Agent Management API",
+    description:
+      "Register, run and watch agents. The same procedures are served as REST (here) and as typed tRPC at /trpc.",
+    version,
+    baseUrl: "/",
+    securitySchemes,
+    paths: extraPaths,
+  });
+
+  for (const [path, pathItem] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
+      const meta = metas.get(operationKey(method, path));
+      // Versioned data routes have their own formats: data/openapi.ts documents them.
+      if (!meta || meta.apiVersion) continue;
+      const status = meta.successStatus ?? 200;
+      const success = operation.responses["200"];
+      const responses: Operation["responses"] = {};
+      if (success && status === 204) responses["204"] = { description: "No content" };
+      else if (success) responses[String(status)] = status === 201 ? withLocation(success) : success;
+      const errorStatuses = new Set((meta.openapi?.errorResponses as number[] | undefined) ?? []);
+      if (["post", "put", "patch"].includes(method)) for (const s of [400, 413, 415]) errorStatuses.add(s);
+      // Any operation can fail unexpectedly, or be shed when overloaded or the database is down.
+      errorStatuses.add(500);
+      errorStatuses.add(503);
+      const credentials = acceptedCredentials(meta.access, authPolicy);
+      // An empty list says "no credentials" explicitly, as linters ask.
+      operation.security = credentials.flatMap((credential) => securityOf[credential]);
+      if (credentials.length > 0) errorStatuses.add(401);
+      if (credentials.includes("apiKey")) errorStatuses.add(403);
+      Object.assign(responses, errorResponseRefs([...errorStatuses].sort((a, b) => a - b)));
+      operation.responses = responses;
+    }
+  }
+  // The adapter's own error schemas (`error.BAD_REQUEST`, …) describe bodies this service never sends.
+  const generatedSchemas = (document.components?.schemas ?? {}) as Record<string, unknown>;
+  for (const name of Object.keys(generatedSchemas)) if (name.startsWith("error.")) delete generatedSchemas[name];
+  const used = new Set(
+    Object.values(document.paths ?? {}).flatMap((item) =>
+      Object.values(item as Record<string, { tags?: string[] }>).flatMap((operation) => operation.tags ?? []),
+    ),
+  );
+  document.tags = resourceTags.filter((tag) => used.has(tag.name));
+  document.components = {
+    ...document.components,
+    ...errorComponents(document.components ?? {}, JSON.stringify(document.paths)),
+  } as OpenAPIObject["components"] & object;
+  return document;
+}
+
+const resourceTags = [
+  { name: "agents", description: "Register agents and drive their lifecycle." },
+  { name: "tasks", description: "Work given to an agent, nested under it." },
+  { name: "auth", description: "Sign in with the OAuth2 password grant; who is signed in." },
+];
+
+const operationKey = (method: string, path: string) => `${method.toUpperCase()} ${path.replace(/\/$/, "")}`;
+
+const withLocation = (response: Operation["responses"][string]) => ({
+  ...response,
+  description: "Created",
+  headers: { Location: { description: "Path of the created resource", schema: { type: "string" } } },
+});

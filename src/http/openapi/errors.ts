@@ -1,0 +1,154 @@
+import { type ErrorKind, errorCatalogue, errorKinds, internalErrorMessage } from "../../errors.js";
+
+// The error responses of SPEC §5 as OpenAPI components, one per row of the
+// error catalogue (src/errors.ts): its status, name, description, headers
+// and body shape come from there; only the examples are written here.
+
+const issueList = {
+  type: "array",
+  items: {
+    type: "object",
+    required: ["field", "message"],
+    properties: { field: { type: "string" }, message: { type: "string" } },
+  },
+};
+
+// No schema is named after a JavaScript or DOM global (`Error`): generated clients would shadow it.
+const schemas = {
+  ValidationError: {
+    type: "object",
+    required: ["error", "message", "details"],
+    properties: {
+      error: { type: "string", const: "validation_error" },
+      message: { type: "string" },
+      details: { type: "object", required: ["issues"], properties: { issues: issueList } },
+    },
+    example: {
+      error: "validation_error",
+      message: "Request validation failed: name: must have at least 1 character",
+      details: { issues: [{ field: "name", message: "must have at least 1 character" }] },
+    },
+  },
+  ErrorBody: {
+    type: "object",
+    required: ["error", "message"],
+    properties: {
+      error: { type: "string", description: "Machine-readable kind", enum: errorKinds },
+      message: { type: "string" },
+      details: { type: ["object", "null"], additionalProperties: true },
+    },
+    example: {
+      error: "conflict",
+      message: "Cannot change status from stopped to running",
+      details: { from: "stopped", to: "running", allowed: ["idle"] },
+    },
+  },
+  Detail: {
+    type: "object",
+    required: ["detail"],
+    properties: { detail: { type: "string" } },
+    example: { detail: "Agent not found" },
+  },
+};
+
+const headerSchemas: Record<string, object> = {
+  "Retry-After": { description: "Seconds to wait", schema: { type: "integer" } },
+  "WWW-Authenticate": { schema: { type: "string", example: "Bearer" } },
+  Allow: { description: "The methods the path answers", schema: { type: "string", example: "GET, POST" } },
+};
+
+type Example = { summary: string; value: object };
+
+// Named examples; a kind with none shows its schema's example.
+const examples: Record<ErrorKind, Record<string, Example>> = {
+  validation_error: {},
+  unauthenticated: {
+    missing: { summary: "No credentials sent", value: { detail: "Not authenticated" } },
+    invalid: { summary: "Bad or expired token", value: { detail: "Could not validate credentials" } },
+  },
+  forbidden: { invalid: { summary: "Unknown API key", value: { detail: "Invalid API key" } } },
+  not_found: { agent: { summary: "No such agent", value: { detail: "Agent not found" } } },
+  method_not_allowed: { method: { summary: "Another method", value: { detail: "Method Not Allowed" } } },
+  conflict: {},
+  payload_too_large: {
+    body: {
+      summary: "Body over BODY_LIMIT",
+      value: { error: "payload_too_large", message: "Request body is too large" },
+    },
+  },
+  unsupported_media_type: {
+    json: {
+      summary: "Not JSON",
+      value: { error: "unsupported_media_type", message: "Request body must be application/json" },
+    },
+  },
+  rate_limited: {
+    limit: { summary: "Too many requests", value: { error: "rate_limited", message: "Too many requests" } },
+  },
+  internal_error: {
+    unexpected: { summary: "Unexpected error", value: { error: "internal_error", message: internalErrorMessage } },
+  },
+  unavailable: {
+    overloaded: {
+      summary: "Overloaded",
+      value: { error: "unavailable", message: "The service is overloaded; retry shortly" },
+    },
+    database: {
+      summary: "Database unreachable",
+      value: { error: "unavailable", message: "The database is unavailable; retry shortly" },
+    },
+  },
+};
+
+const schemaOf = (kind: ErrorKind) =>
+  kind === "validation_error" ? "ValidationError" : errorCatalogue[kind].body === "detail" ? "Detail" : "ErrorBody";
+
+function responseOf(kind: ErrorKind) {
+  const { response } = errorCatalogue[kind];
+  const media: Record<string, unknown> = { schema: { $ref: `#/components/schemas/${schemaOf(kind)}` } };
+  const named = Object.values(examples[kind]);
+  if (named.length === 1) media.example = named[0]?.value;
+  else if (named.length > 1) media.examples = examples[kind];
+  const headers = "headers" in response ? response.headers : [];
+  return {
+    description: response.description,
+    ...(headers.length > 0 ? { headers: Object.fromEntries(headers.map((name) => [name, headerSchemas[name]])) } : {}),
+    content: { "application/json": media },
+  };
+}
+
+const kindOfStatus = new Map<number, ErrorKind>(errorKinds.map((kind) => [errorCatalogue[kind].status, kind]));
+
+/** `$ref`s to the error responses of these statuses, for an operation's `responses`. */
+export const errorResponseRefs = (statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((status) => {
+      const kind = kindOfStatus.get(status);
+      if (!kind) throw new Error(`No error kind answers with status ${status}`);
+      return [String(status), { $ref: `#/components/responses/${errorCatalogue[kind].response.name}` }];
+    }),
+  );
+
+const refersTo = (json: string, kind: "schemas" | "responses", name: string) =>
+  json.includes(`"#/components/${kind}/${name}"`);
+
+/**
+ * The error responses and schemas that `paths` (serialised) refers to, added
+ * to the existing components; the others are left out so the document holds
+ * nothing unused.
+ */
+export function errorComponents(existing: { schemas?: object; responses?: object }, paths: string): object {
+  const used = Object.fromEntries(
+    errorKinds
+      .filter((kind) => refersTo(paths, "responses", errorCatalogue[kind].response.name))
+      .map((kind) => [errorCatalogue[kind].response.name, responseOf(kind)]),
+  );
+  const referrers = paths + JSON.stringify(used) + JSON.stringify(existing.schemas ?? {});
+  return {
+    schemas: {
+      ...existing.schemas,
+      ...Object.fromEntries(Object.entries(schemas).filter(([name]) => refersTo(referrers, "schemas", name))),
+    },
+    responses: { ...existing.responses, ...used },
+  };
+}

@@ -1,0 +1,101 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type AppError, validationError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import { notFoundError } from "../errors.js";
+import type { admission } from "../middleware/admission.js";
+import { logAccess, requestIdOf } from "../middleware/request-id.js";
+import { requestTarget } from "../middleware/request-target.js";
+import { reportedError, sendRestError } from "../respond.js";
+import type { RestInputSource } from "./input.js";
+import { pathSegments, type RouteTable } from "./table.js";
+
+/** A request that reached a path of the route table. */
+export interface RestRequest extends RestInputSource {
+  res: ServerResponse;
+  method: string;
+  requestId: string;
+  log: Logger;
+}
+
+/**
+ * What serves one path of the table, whatever the method: the REST resources
+ * (rest/resource.ts) and the data module's versioned routes each provide one.
+ */
+export interface PathHandler {
+  handle(request: RestRequest): Promise<void>;
+  /** Answers with an error met before `handle` ran (overload), in this path's format. */
+  refuse(request: RestRequest, error: AppError): void;
+}
+
+/** What reaches express (/trpc, /token, the docs, the fallbacks): the request's id and any refusal to pass on. */
+export interface Handoff {
+  requestId: string;
+  /** Set when admission refused the request: the route answers it in its own format. */
+  refusal?: AppError;
+}
+
+export interface DispatcherOptions {
+  table: RouteTable<PathHandler>;
+  admission: ReturnType<typeof admission>;
+  logger: Logger;
+  /** Paths whose refusals the fallback answers itself (in tRPC's format for /trpc). */
+  refusesItself: (path: string) => boolean;
+  fallback: (req: IncomingMessage, res: ServerResponse, handoff: Handoff) => void;
+}
+
+const badTarget = () =>
+  validationError([{ field: "request-target", message: "must be a path such as /agents (or an absolute http URL)" }]);
+
+/**
+ * The service's node:http handler. Every REST route is answered here from
+ * the route table compiled at start, before express sees anything: the
+ * request target is checked, the raw path is matched segment by segment
+ * (never normalised), admission is decided, and the path's handler writes
+ * status, headers and body itself. Anything else goes to `fallback`.
+ */
+export function createDispatcher({ table, admission, logger, refusesItself, fallback }: DispatcherOptions) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const requestId = requestIdOf(req, res);
+    const method = req.method ?? "GET";
+    const target = requestTarget(req.url ?? "");
+    logAccess(logger, res, requestId, method, target?.path ?? "(invalid request target)");
+    if (!target) {
+      sendRestError(res, badTarget());
+      return;
+    }
+    // Express and tRPC read req.url: they only ever see the origin form.
+    if (!req.url?.startsWith("/")) req.url = target.query ? `${target.path}?${target.query}` : target.path;
+
+    const segments = pathSegments(target.path);
+    if (!segments) {
+      sendRestError(res, notFoundError());
+      return;
+    }
+    const match = table.match(segments);
+    const refusal = admission.admit(res);
+    if (!match) {
+      if (refusal && !refusesItself(target.path)) sendRestError(res, refusal);
+      else fallback(req, res, { requestId, refusal });
+      return;
+    }
+    const request: RestRequest = {
+      req,
+      res,
+      method,
+      params: match.params,
+      query: target.query,
+      requestId,
+      log: logger,
+    };
+    if (refusal) {
+      match.item.refuse(request, refusal);
+      return;
+    }
+    match.item.handle(request).catch((error: unknown) => {
+      // Handlers answer their own errors; this is the last guard, so nothing a client sends stops the process.
+      const appError = reportedError(error, logger, requestId);
+      if (!res.headersSent) sendRestError(res, appError);
+      else res.destroy();
+    });
+  };
+}

@@ -1,0 +1,55 @@
+import { once } from "node:events";
+import type { ServerResponse } from "node:http";
+import { AppError } from "../../errors.js";
+
+/** One event of a `stream: "sse"` procedure (https://html.spec.whatwg.org/multipage/server-sent-events.html). */
+export interface ServerSentEvent {
+  /** Becomes the client's `Last-Event-ID` when it reconnects. */
+  id?: string;
+  /** The event's type; `message` when absent. */
+  event?: string;
+  /** Sent as one line of JSON. */
+  data: unknown;
+}
+
+export const isEventStream = (value: unknown): value is AsyncIterable<ServerSentEvent> =>
+  typeof value === "object" && value !== null && Symbol.asyncIterator in value;
+
+// Line breaks inside a field would end it early: ids and types are single lines.
+const field = (name: string, value: string) => `${name}: ${value.replace(/[\r\n]/g, " ")}\n`;
+
+const frame = ({ id, event, data }: ServerSentEvent) =>
+  `${id === undefined ? "" : field("id", id)}${event === undefined ? "" : field("event", event)}data: ${JSON.stringify(data)}\n\n`;
+
+/**
+ * Writes a procedure's events as `text/event-stream` until they end or the
+ * client leaves, then ends the response. `leave` aborts the procedure's
+ * signal, so a stream that waits for new events stops waiting. Back-pressure
+ * is kept: a slow client holds the stream at the next event.
+ */
+export async function writeEventStream(res: ServerResponse, events: unknown, leave: AbortController): Promise<void> {
+  if (!isEventStream(events)) throw new AppError("internal_error", "A stream procedure returned no events");
+  const iterator = events[Symbol.asyncIterator]();
+  const onClose = () => {
+    leave.abort();
+    void iterator.return?.();
+  };
+  res.once("close", onClose);
+  res.writeHead(200, {
+    "Content-Type": "text/event-stream; charset=utf-8",
+    "Cache-Control": "no-store",
+    // Proxies that buffer responses (nginx) would hold the events back.
+    "X-Accel-Buffering": "no",
+  });
+  res.flushHeaders();
+  try {
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done || res.destroyed) break;
+      if (!res.write(frame(next.value))) await Promise.race([once(res, "drain"), once(res, "close")]);
+    }
+  } finally {
+    res.off("close", onClose);
+    res.end();
+  }
+}

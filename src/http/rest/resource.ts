@@ -1,0 +1,61 @@
+import type { AppError } from "../../errors.js";
+import { type AppDeps, createContext } from "../../trpc/context.js";
+import { methodNotAllowedError } from "../errors.js";
+import { type Headers, reportedError, sendEmpty, sendJson, sendRestError } from "../respond.js";
+import type { PathHandler, RestRequest } from "./dispatcher.js";
+import { writeEventStream } from "./event-stream.js";
+import type { ProcedureRoute } from "./procedures.js";
+
+/**
+ * The status and headers of a success, from the procedure's meta: 201 with
+ * `Location` for a creation, 204 with no body for a deletion, 200 otherwise;
+ * plus whatever `responseHeaders` derives from the result.
+ */
+function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown) {
+  const { successStatus = 200, location, responseHeaders } = route.meta;
+  let headers: Headers | undefined;
+  if (location) headers = { Location: location(data as Parameters<typeof location>[0]) };
+  if (responseHeaders) headers = { ...headers, ...responseHeaders(data) };
+  if (successStatus === 204) return sendEmpty(request.res, 204, headers);
+  sendJson(request.res, successStatus, data, headers);
+}
+
+/**
+ * One REST path (`/agents/{agent_id}`) and the procedures at its methods, in
+ * the contract's format (SPEC §1, §5): another method is 405 with `Allow`,
+ * HEAD answers as GET without a body.
+ */
+export function restResource(routes: ProcedureRoute[], deps: AppDeps): PathHandler {
+  const byMethod = new Map(routes.map((route) => [route.method as string, route]));
+  const allowed = [...byMethod.keys()];
+  const refuse = (request: RestRequest, error: AppError) => sendRestError(request.res, error);
+  return {
+    refuse,
+    async handle(request) {
+      const route = byMethod.get(request.method) ?? (request.method === "HEAD" ? byMethod.get("GET") : undefined);
+      if (!route) return refuse(request, methodNotAllowedError(allowed));
+      try {
+        const input = await route.readInput(request);
+        const ctx = createContext(deps, request.req, request.requestId);
+        if (route.meta.stream === "sse") {
+          const leave = new AbortController();
+          await writeEventStream(request.res, await route.invoke(ctx, input, leave.signal), leave);
+        } else {
+          writeSuccess(request, route, await route.invoke(ctx, input));
+        }
+      } catch (error) {
+        const appError = reportedError(error, request.log, request.requestId);
+        // A stream that fails after its first bytes can only stop.
+        if (request.res.headersSent) request.res.end();
+        else refuse(request, appError);
+      }
+    },
+  };
+}
+
+/** The routes grouped by path, each path a resource: what a table adds for plain REST procedures. */
+export function restResources(routes: ProcedureRoute[], deps: AppDeps): [string, PathHandler][] {
+  const byPath = new Map<string, ProcedureRoute[]>();
+  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  return [...byPath].map(([path, atPath]) => [path, restResource(atPath, deps)]);
+}
