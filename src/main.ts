@@ -3,7 +3,8 @@ import type { Server } from "node:http";
 import { createApp } from "./app.js";
 import { superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
-import { connectDatabase, migrateDatabase } from "./db.js";
+import { connectDatabase } from "./db/index.js";
+import { migrateDatabase } from "./db/migrations.js";
 import { createLogger } from "./logger.js";
 import { seedSampleData } from "./services/data/seed.js";
 
@@ -28,7 +29,7 @@ async function main() {
       if (config.seedSampleData) {
         const db = await connectDatabase(config.databaseUrl);
         await seedSampleData(db, logger);
-        await db.$disconnect();
+        await db.close();
       }
       superviseWorkers(config.webConcurrency, logger);
       return;
@@ -55,7 +56,7 @@ async function main() {
     }, SHUTDOWN_GRACE_MS);
     forced.unref();
     server.close(async () => {
-      await db.$disconnect();
+      await db.close();
       logger.info("stopped");
       logger.flush();
       process.exit(0);

@@ -7,8 +7,8 @@ import { startTestApp, type TestApp } from "./helpers/app.js";
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();
-  await app.database.db.$executeRawUnsafe("DROP TABLE tasks");
-  await app.database.db.$executeRawUnsafe("DROP TABLE agents");
+  await app.database.db.prisma.$executeRawUnsafe("DROP TABLE tasks");
+  await app.database.db.prisma.$executeRawUnsafe("DROP TABLE agents");
 });
 afterAll(() => app.close());
 

@@ -1,11 +1,11 @@
 import type { Request, Response } from "express";
 import type { Config } from "../config.js";
-import type { Db } from "../db.js";
+import type { Database } from "../db/index.js";
 import type { Logger } from "../logger.js";
 
 /** What every procedure may use; built once per app, extended per request. */
 export interface AppDeps {
-  db: Db;
+  db: Database;
   config: Config;
   logger: Logger;
 }

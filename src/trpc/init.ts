@@ -2,7 +2,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { authorize, type Principal, type UserPrincipal } from "../auth/authorize.js";
 import type { Access } from "../auth/policy.js";
-import { isDatabaseUnavailable } from "../db.js";
+import { isDatabaseUnavailable } from "../db/index.js";
 import { AppError } from "../errors.js";
 import type { Context } from "./context.js";
 import { trpcCodeFor } from "./error-codes.js";
