@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaClient as SqliteClient } from "../generated/sqlite/client.js";
 import type { Database, PrismaClient, Tx } from "./database.js";
@@ -9,10 +10,16 @@ import { type Arg, type Statement, statement } from "./statements.js";
 
 // How often, while someone listens, the file is checked for other processes' commits.
 const WATCH_INTERVAL_MS = 50;
+// How long a transaction waits for another connection to release the write lock.
+const BUSY_TIMEOUT_MS = 5_000;
+const LONGEST_PAUSE_MS = 20;
 
 const begin = statement("sqlite_begin_immediate", { sqlite: "BEGIN IMMEDIATE" });
 const commit = statement("sqlite_commit", { sqlite: "COMMIT" });
 const rollback = statement("sqlite_rollback", { sqlite: "ROLLBACK" });
+
+const isBusy = (error: unknown) =>
+  typeof error === "object" && error !== null && "code" in error && error.code === "SQLITE_BUSY";
 
 class SqliteTx implements Tx {
   readonly provider = "sqlite";
@@ -102,8 +109,27 @@ class SqliteDatabase implements Database {
     return result;
   }
 
+  /**
+   * Takes the write lock, waiting for another connection that holds it
+   * without blocking this process: better-sqlite3's own busy timeout would
+   * sleep on the event loop, so a holder in this same process (another
+   * connection, Prisma's) could never finish, and nothing else would be served.
+   */
+  private async begin(): Promise<void> {
+    const deadline = Date.now() + BUSY_TIMEOUT_MS;
+    for (let pause = 1; ; pause = Math.min(pause * 2, LONGEST_PAUSE_MS)) {
+      try {
+        this.writer.run(begin, []);
+        return;
+      } catch (error) {
+        if (!isBusy(error) || Date.now() >= deadline) throw error;
+        await sleep(pause);
+      }
+    }
+  }
+
   private async runTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    this.writer.run(begin, []);
+    await this.begin();
     const tx = new SqliteTx(this.writer);
     try {
       const result = await work(tx);
@@ -171,6 +197,8 @@ export async function connectSqlite(path: string): Promise<Database> {
   // WAL with synchronous=NORMAL: durable across process crashes, and writes
   // cost a fraction of the default journal's.
   const writer = openSqlite(path, ["journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON"]);
+  // Waiting for the write lock is begin()'s job; once a transaction holds it, nothing else waits.
+  writer.handle.pragma("busy_timeout = 0");
   const reader = openSqlite(path, ["query_only = ON"]);
   const prisma = new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: path, timeout: 5000 }) });
   await prisma.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
