@@ -27,7 +27,7 @@ export interface TaskRow {
   metadata: string;
 }
 
-const columns = `id, agent_id, title, description, priority, status, input, result, created_at, updated_at,
+export const taskColumns = `id, agent_id, title, description, priority, status, input, result, created_at, updated_at,
   max_attempts, attempts, run_at, deadline_at, lease_id, lease_worker, lease_expires_at, cancel_requested, error,
   version, metadata`;
 
@@ -66,16 +66,16 @@ export const toTask = (row: TaskRow): TaskOut => ({
 export const taskStatements = {
   get: statement<TaskRow, [id: string, agentId: string]>(
     "tasks_get",
-    `SELECT ${columns} FROM tasks WHERE id = $1 AND agent_id = $2`,
+    `SELECT ${taskColumns} FROM tasks WHERE id = $1 AND agent_id = $2`,
   ),
   // Served by tasks_agent_id_created_at_id_idx, or with a status by tasks_agent_id_status_created_at_id_idx.
   page: statement<TaskRow, [agentId: string, limit: number, skip: number]>(
     "tasks_page",
-    `SELECT ${columns} FROM tasks WHERE agent_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`,
+    `SELECT ${taskColumns} FROM tasks WHERE agent_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`,
   ),
   pageByStatus: statement<TaskRow, [agentId: string, status: string, limit: number, skip: number]>(
     "tasks_page_by_status",
-    `SELECT ${columns} FROM tasks WHERE agent_id = $1 AND status = $2 ORDER BY created_at, id LIMIT $3 OFFSET $4`,
+    `SELECT ${taskColumns} FROM tasks WHERE agent_id = $1 AND status = $2 ORDER BY created_at, id LIMIT $3 OFFSET $4`,
   ),
   /**
    * A stopped agent accepts no new tasks (SPEC §3): the check and the insert
@@ -98,12 +98,12 @@ export const taskStatements = {
         updated_at, max_attempts, attempts, run_at, cancel_requested, version, metadata)
       SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, 1, 0, $6, FALSE, 1, '{}'
       FROM agents WHERE id = $7 AND status <> 'stopped'
-      RETURNING ${columns}`,
+      RETURNING ${taskColumns}`,
     postgresql: `INSERT INTO tasks (id, agent_id, title, description, priority, status, input, result, created_at,
         updated_at, max_attempts, attempts, run_at, cancel_requested, version, metadata)
       SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, 1, 0, $6, FALSE, 1, '{}'
       FROM agents WHERE id = $7 AND status <> 'stopped' FOR SHARE
-      RETURNING ${columns}`,
+      RETURNING ${taskColumns}`,
   }),
   /** Writes only if the row still has the version it was read with. */
   update: statement<
@@ -123,15 +123,15 @@ export const taskStatements = {
     "tasks_update",
     `UPDATE tasks SET title = $1, description = $2, priority = $3, status = $4, result = $5, updated_at = $6,
        version = version + 1
-     WHERE id = $7 AND agent_id = $8 AND version = $9 RETURNING ${columns}`,
+     WHERE id = $7 AND agent_id = $8 AND version = $9 RETURNING ${taskColumns}`,
   ),
   delete: statement<TaskRow, [id: string, agentId: string]>(
     "tasks_delete",
-    `DELETE FROM tasks WHERE id = $1 AND agent_id = $2 RETURNING ${columns}`,
+    `DELETE FROM tasks WHERE id = $1 AND agent_id = $2 RETURNING ${taskColumns}`,
   ),
   deleteOfAgent: statement<TaskRow, [agentId: string]>(
     "tasks_delete_of_agent",
-    `DELETE FROM tasks WHERE agent_id = $1 RETURNING ${columns}`,
+    `DELETE FROM tasks WHERE agent_id = $1 RETURNING ${taskColumns}`,
   ),
 };
 
