@@ -3,8 +3,8 @@ import type { Server } from "node:http";
 import { createApp } from "./app.js";
 import { superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
-import { connectDatabase } from "./db/index.js";
-import { migrateDatabase } from "./db/migrations.js";
+import { connectDatabase, type Database } from "./db/index.js";
+import { connectMigrated } from "./db/migrations.js";
 import { createLogger } from "./logger.js";
 import { seedSampleData } from "./services/data/seed.js";
 
@@ -23,19 +23,17 @@ async function main() {
   const logger = createLogger(config.logLevel);
 
   // Migrations and the sample data happen once, before any worker exists.
+  let primaryDb: Database | undefined;
   if (cluster.isPrimary) {
-    await migrateDatabase(config.databaseUrl);
+    primaryDb = await connectMigrated(config.databaseUrl);
     if (config.webConcurrency > 1) {
-      if (config.seedSampleData) {
-        const db = await connectDatabase(config.databaseUrl);
-        await seedSampleData(db, logger);
-        await db.close();
-      }
+      if (config.seedSampleData) await seedSampleData(primaryDb, logger);
+      await primaryDb.close();
       superviseWorkers(config.webConcurrency, logger);
       return;
     }
   }
-  const db = await connectDatabase(config.databaseUrl);
+  const db = primaryDb ?? (await connectDatabase(config.databaseUrl));
   if (cluster.isPrimary && config.seedSampleData) await seedSampleData(db, logger);
   const app = createApp({ db, config, logger });
 
