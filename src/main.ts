@@ -4,7 +4,8 @@ import { createApp } from "./app.js";
 import { superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { seedSampleData } from "./data/importer/seed.js";
-import { connectDatabase, migrateDatabase } from "./db.js";
+import { connectDatabase, type Database } from "./db/index.js";
+import { connectMigrated } from "./db/migrations.js";
 import { createLogger } from "./logger.js";
 
 // In-flight requests get this long to finish after SIGTERM/SIGINT.
@@ -22,19 +23,17 @@ async function main() {
   const logger = createLogger(config.logLevel);
 
   // Migrations and the sample data happen once, before any worker exists.
+  let primaryDb: Database | undefined;
   if (cluster.isPrimary) {
-    await migrateDatabase(config.databaseUrl);
+    primaryDb = await connectMigrated(config.databaseUrl);
     if (config.webConcurrency > 1) {
-      if (config.seedSampleData) {
-        const db = await connectDatabase(config.databaseUrl);
-        await seedSampleData(db, logger);
-        await db.$disconnect();
-      }
+      if (config.seedSampleData) await seedSampleData(primaryDb, logger);
+      await primaryDb.close();
       superviseWorkers(config.webConcurrency, logger);
       return;
     }
   }
-  const db = await connectDatabase(config.databaseUrl);
+  const db = primaryDb ?? (await connectDatabase(config.databaseUrl));
   if (cluster.isPrimary && config.seedSampleData) await seedSampleData(db, logger);
   const server = createServer(createApp({ db, config, logger }));
   server.listen(config.port, config.host, () => {
@@ -54,7 +53,7 @@ async function main() {
     }, SHUTDOWN_GRACE_MS);
     forced.unref();
     server.close(async () => {
-      await db.$disconnect();
+      await db.close();
       logger.info("stopped");
       logger.flush();
       process.exit(0);

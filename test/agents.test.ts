@@ -27,6 +27,8 @@ describe("POST /agents", () => {
       status: "idle",
       created_at: expect.stringMatching(iso),
       updated_at: agent.created_at,
+      version: 1,
+      metadata: {},
     });
   });
 
@@ -147,11 +149,14 @@ describe("PUT /agents/{agent_id}", () => {
     const body = { name: "after", type: "supervisor" };
     const res = await app.request(`/agents/${agent.id}`, { method: "PUT", json: body });
     expect(res.status).toBe(200);
-    const replaced = (await res.json()) as Record<string, string>;
+    const replaced = (await res.json()) as AgentOut;
     expect(replaced).toMatchObject({ ...body, id: agent.id, status: "idle", created_at: agent.created_at });
+    expect(replaced.version).toBe(agent.version + 1);
     expect(Date.parse(String(replaced.updated_at))).toBeGreaterThanOrEqual(Date.parse(agent.updated_at));
     const again = await app.request(`/agents/${agent.id}`, { method: "PUT", json: body });
     expect(again.status).toBe(200);
+    // The same values again change nothing: no new version.
+    expect(await again.json()).toEqual(replaced);
     expect(await app.request(`/agents/${agent.id}`).then((r) => r.json())).toMatchObject(body);
   });
 

@@ -130,7 +130,7 @@ describe("GET /protected", () => {
       const doomed = await createUser(app);
       const token = await tokenFor(app, doomed);
       expect((await protectedWith(bearer(token))).status).toBe(200);
-      await app.database.db.user.delete({ where: { id: doomed.id } });
+      await app.database.db.prisma.user.delete({ where: { id: doomed.id } });
       await expectCouldNotValidate(await protectedWith(bearer(token)));
     });
   });
@@ -152,7 +152,7 @@ describe("logs", () => {
     const token = await tokenFor(app, user);
     await protectedWith(bearer(token));
     await protectedWith(bearer(`${token}x`));
-    const { passwordHash } = await app.database.db.user.findUniqueOrThrow({ where: { id: user.id } });
+    const { passwordHash } = await app.database.db.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
     const logged = app.logs.map((line) => JSON.stringify(line)).join("\n");
     expect(logged).toContain('"path":"/token"');
     expect(logged).toContain('"path":"/protected"');

@@ -21,7 +21,7 @@ describe("npm run user:create", () => {
     expect(done.code).toBe(0);
     expect(done.stdout).toMatch(/^Created user grace\.hopper@example\.com \(id [0-9a-f-]{36}\)\n$/);
 
-    const row = await app.database.db.user.findUniqueOrThrow({ where: { email: "grace.hopper@example.com" } });
+    const row = await app.database.db.prisma.user.findUniqueOrThrow({ where: { email: "grace.hopper@example.com" } });
     expect(row.passwordHash).toMatch(/^scrypt\$32768\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
     expect(row.passwordHash).not.toContain(password);
     const res = await requestToken(app, { username: "grace.hopper@example.com", password });
@@ -33,7 +33,7 @@ describe("npm run user:create", () => {
     expect(done.code).toBe(1);
     expect(done.stdout).toBe("");
     expect(done.stderr).toBe("user:create: A user with the e-mail grace.hopper@example.com already exists\n");
-    expect(await app.database.db.user.count({ where: { email: "grace.hopper@example.com" } })).toBe(1);
+    expect(await app.database.db.prisma.user.count({ where: { email: "grace.hopper@example.com" } })).toBe(1);
   });
 
   it("reads the password from stdin with --password-stdin", { timeout: 60_000 }, async () => {
@@ -51,7 +51,7 @@ describe("npm run user:create", () => {
     const shortPassword = await userCreate(["--email", "short@example.com", "--password", "short"]);
     expect(shortPassword.code).toBe(1);
     expect(shortPassword.stderr).toBe(`user:create: password: must have at least 8 characters\n${usage}`);
-    expect(await app.database.db.user.count()).toBe(2);
+    expect(await app.database.db.prisma.user.count()).toBe(2);
   });
 
   it("migrates a database nothing has migrated yet", { timeout: 60_000 }, async () => {

@@ -2,7 +2,7 @@ import { createServer, request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
-import { connectDatabase } from "../src/db.js";
+import { connectDatabase } from "../src/db/index.js";
 import { createLogger } from "../src/logger.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 
@@ -29,7 +29,7 @@ describe("a database that does not answer", () => {
       });
     } finally {
       server.close();
-      await db.$disconnect();
+      await db.close();
     }
   });
 });

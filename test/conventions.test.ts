@@ -21,14 +21,23 @@ async function expectValidationError(res: Response, field: string) {
   expect(body.details.issues.map((i) => i.field)).toContain(field);
 }
 
-const agentCount = async () => app.database.db.agent.count();
+const agentCount = async () => app.database.db.prisma.agent.count();
 
 describe("request bodies", () => {
   it("ignores unknown fields: not stored, not echoed", async () => {
     const res = await post(JSON.stringify({ name: "a", type: "worker", status: "running", id: "x", color: "red" }));
     expect(res.status).toBe(201);
     const agent = (await res.json()) as Record<string, unknown>;
-    expect(Object.keys(agent).sort()).toEqual(["created_at", "id", "name", "status", "type", "updated_at"]);
+    expect(Object.keys(agent).sort()).toEqual([
+      "created_at",
+      "id",
+      "metadata",
+      "name",
+      "status",
+      "type",
+      "updated_at",
+      "version",
+    ]);
     expect(agent.status).toBe("idle");
     expect(agent.id).not.toBe("x");
   });

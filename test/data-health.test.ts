@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import packageJson from "../package.json" with { type: "json" };
 import { createApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
-import { connectDatabase, type Db } from "../src/db.js";
+import { connectDatabase, type Database } from "../src/db/index.js";
 import { createLogger } from "../src/logger.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { get } from "./helpers/data.js";
@@ -35,7 +35,7 @@ describe("GET /v1/health", () => {
 
 describe("GET /v1/health with a database that does not answer", () => {
   // A PostgreSQL database that does not exist: every query fails, as when the server is down.
-  let db: Db;
+  let db: Database;
   let baseUrl: string;
   let close: () => Promise<void>;
   beforeAll(async () => {
@@ -47,7 +47,7 @@ describe("GET /v1/health with a database that does not answer", () => {
     close = async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
-      await db.$disconnect();
+      await db.close();
     };
   });
   afterAll(() => close());

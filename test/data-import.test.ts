@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { progressBar } from "../src/cli/progress.js";
 import { ImportError, importDirectory, sampleDataDir } from "../src/data/importer/importer.js";
 import { seedSampleData } from "../src/data/importer/seed.js";
-import { projectRoot } from "../src/db.js";
 import { createLogger } from "../src/logger.js";
+import { projectRoot } from "../src/project-root.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { csvDir, get } from "./helpers/data.js";
 

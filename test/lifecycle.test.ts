@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { providerOfClient } from "../src/db.js";
 import type { AgentOut } from "../src/schemas/agents.js";
 import type { TaskOut } from "../src/schemas/tasks.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
@@ -43,6 +42,7 @@ async function agentIn(status: string) {
     id: string;
     status: string;
     updated_at: string;
+    version: number;
   };
 }
 
@@ -55,7 +55,7 @@ async function taskIn(agentId: string, status: string) {
 }
 
 /** A PATCH of `status` answers as the table says: 409 naming both states, or 200 with the row (changed or not). */
-function expectOutcome<T extends { updated_at: string }>(
+function expectOutcome<T extends { updated_at: string; version: number }>(
   res: Response,
   body: T,
   before: T,
@@ -74,7 +74,7 @@ function expectOutcome<T extends { updated_at: string }>(
   expect(res.status).toBe(200);
   if (outcome === "no-op") expect(body).toEqual(before);
   else {
-    expect(body).toEqual({ ...before, status: to, updated_at: expect.any(String) });
+    expect(body).toEqual({ ...before, status: to, updated_at: expect.any(String), version: before.version + 1 });
     expect(body.updated_at > before.updated_at).toBe(true);
   }
 }
@@ -112,7 +112,13 @@ describe("PATCH /agents/{agent_id}: the body", () => {
     const res = await patch(`/agents/${agent.id}`, { name: "🦊".repeat(100), type: "supervisor" });
     expect(res.status).toBe(200);
     const body = await read(res);
-    expect(body).toEqual({ ...agent, name: "🦊".repeat(100), type: "supervisor", updated_at: expect.any(String) });
+    expect(body).toEqual({
+      ...agent,
+      name: "🦊".repeat(100),
+      type: "supervisor",
+      updated_at: expect.any(String),
+      version: agent.version + 1,
+    });
     expect(await getAgent(agent.id)).toEqual(body);
   });
 
@@ -171,7 +177,7 @@ describe("a PATCH is all or nothing", () => {
     const res = await patch(`/agents/${agent.id}`, { name: "renamed", status: "paused" });
     expect(res.status).toBe(200);
     const body = await read(res);
-    expect(body).toEqual({ ...agent, name: "renamed", updated_at: expect.any(String) });
+    expect(body).toEqual({ ...agent, name: "renamed", updated_at: expect.any(String), version: agent.version + 1 });
     expect(body.updated_at > agent.updated_at).toBe(true);
   });
 });
@@ -258,8 +264,8 @@ const invariantTrigger =
 describe("task creation racing stops", () => {
   it("a task is created while its agent is not stopped or refused, never inserted on a stopped agent", async () => {
     // The creation's SQL takes PostgreSQL's row lock only if the client knows what it talks to.
-    expect(providerOfClient(app.database.db)).toBe(testProvider);
-    for (const sql of invariantTrigger) await app.database.db.$executeRawUnsafe(sql);
+    expect(app.database.db.provider).toBe(testProvider);
+    for (const sql of invariantTrigger) await app.database.db.prisma.$executeRawUnsafe(sql);
     for (let round = 0; round < 4; round++) {
       const agent = await createAgent(app);
       // The agent flips between stopped and idle while the creations run.
@@ -280,7 +286,7 @@ describe("task creation racing stops", () => {
           details: { agent_status: "stopped" },
         });
       }
-      const stored = await app.database.db.task.count({ where: { agentId: agent.id } });
+      const stored = await app.database.db.prisma.task.count({ where: { agentId: agent.id } });
       expect(stored).toBe(created.filter((r) => r.status === 201).length);
     }
   });

@@ -42,6 +42,15 @@ describe("POST /agents/{agent_id}/tasks", () => {
       result: null,
       created_at: expect.stringMatching(iso),
       updated_at: task.created_at,
+      max_attempts: 1,
+      attempts: 0,
+      run_at: task.created_at,
+      deadline_at: null,
+      lease: null,
+      cancel_requested: false,
+      error: null,
+      version: 1,
+      metadata: {},
     });
     expect(await read(await app.request(`/agents/${agent.id}/tasks/${task.id}`))).toEqual(task);
   });
@@ -154,7 +163,7 @@ describe("one task: GET, PATCH, DELETE", () => {
     const res = await patch(path, changes);
     expect(res.status).toBe(200);
     const body = await read(res);
-    expect(body).toEqual({ ...task, ...changes, updated_at: expect.stringMatching(iso) });
+    expect(body).toEqual({ ...task, ...changes, updated_at: expect.stringMatching(iso), version: task.version + 1 });
     expect(body.updated_at > task.updated_at).toBe(true);
     expect(await read(await app.request(path))).toEqual(body);
   });
@@ -268,8 +277,8 @@ describe("DELETE /agents/{agent_id}", () => {
     expect((await app.request(`/agents/${doomed.id}`, { method: "DELETE" })).status).toBe(204);
 
     const { db } = app.database;
-    expect(await db.task.count({ where: { agentId: doomed.id } })).toBe(0);
-    const orphans = await db.$queryRaw<{ n: number | bigint }[]>`
+    expect(await db.prisma.task.count({ where: { agentId: doomed.id } })).toBe(0);
+    const orphans = await db.prisma.$queryRaw<{ n: number | bigint }[]>`
       SELECT COUNT(*) AS n FROM tasks WHERE agent_id NOT IN (SELECT id FROM agents)`;
     expect(Number(orphans[0]?.n)).toBe(0);
     expect(await read(await app.request(`/agents/${survivor.id}/tasks/${kept.id}`))).toEqual(kept);

@@ -4,7 +4,7 @@ import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
-import { connectDatabase, type Db } from "../src/db.js";
+import { connectDatabase, type Database } from "../src/db/index.js";
 import { createLogger } from "../src/logger.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 
@@ -73,7 +73,7 @@ describe("overload (MAX_IN_FLIGHT=1)", () => {
 });
 
 describe("a database that does not answer", () => {
-  let db: Db;
+  let db: Database;
   let server: Server;
   let baseUrl: string;
   beforeAll(async () => {
@@ -87,7 +87,7 @@ describe("a database that does not answer", () => {
   afterAll(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
-    await db.$disconnect();
+    await db.close();
   });
 
   it("answers 503 + Retry-After in each route's format", async () => {

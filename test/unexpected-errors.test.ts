@@ -3,12 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppRouter } from "../src/routers/index.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 
-// A database that lost its tables: every query fails inside Prisma, for real.
+// A database that lost its tables: every query fails in the database, for real.
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();
-  await app.database.db.$executeRawUnsafe("DROP TABLE tasks");
-  await app.database.db.$executeRawUnsafe("DROP TABLE agents");
+  // The tables that refer to tasks and agents first (PostgreSQL refuses otherwise).
+  for (const table of ["task_metadata", "agent_metadata", "tasks", "agents"]) {
+    await app.database.db.prisma.$executeRawUnsafe(`DROP TABLE ${table}`);
+  }
 });
 afterAll(() => app.close());
 

@@ -9,6 +9,8 @@ interface Row {
   status: string;
   created_at: Date;
   updated_at: Date;
+  version: number;
+  metadata: string;
 }
 
 const toAgent = (row: Row): Agent => ({
@@ -18,9 +20,11 @@ const toAgent = (row: Row): Agent => ({
   status: row.status,
   created_at: row.created_at.toISOString(),
   updated_at: row.updated_at.toISOString(),
+  version: row.version,
+  metadata: JSON.parse(row.metadata),
 });
 
-const columns = "id, name, type, status, created_at, updated_at";
+const columns = "id, name, type, status, created_at, updated_at, version, metadata";
 
 /**
  * PostgreSQL through a pool of named prepared statements. The schema is the
@@ -54,7 +58,16 @@ export function pgStore(url: string, poolSize: number): AgentStore {
     },
     create: async (name, type) => {
       const now = new Date();
-      const row = { id: randomUUID(), name, type, status: "idle", created_at: now, updated_at: now };
+      const row = {
+        id: randomUUID(),
+        name,
+        type,
+        status: "idle",
+        created_at: now,
+        updated_at: now,
+        version: 1,
+        metadata: "{}",
+      };
       await query(
         "insert",
         "INSERT INTO agents (id, name, type, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)",
@@ -66,7 +79,7 @@ export function pgStore(url: string, poolSize: number): AgentStore {
       const [row] = await query(
         "update",
         `UPDATE agents SET name = coalesce($1, name), type = coalesce($2, type), status = coalesce($3, status),
-         updated_at = $4 WHERE id = $5 RETURNING ${columns}`,
+         updated_at = $4, version = version + 1 WHERE id = $5 RETURNING ${columns}`,
         [
           fields.name ?? null,
           fields.type ?? null,

@@ -11,6 +11,8 @@ interface Row {
   status: string;
   created_at: string;
   updated_at: string;
+  version: number;
+  metadata: string;
 }
 
 // Prisma stores a DateTime on SQLite as `2026-11-25T22:39:57.123+00:00`
@@ -24,9 +26,11 @@ const toAgent = (row: Row): Agent => ({
   status: row.status,
   created_at: toIso(row.created_at),
   updated_at: toIso(row.updated_at),
+  version: row.version,
+  metadata: JSON.parse(row.metadata),
 });
 
-const columns = "id, name, type, status, created_at, updated_at";
+const columns = "id, name, type, status, created_at, updated_at, version, metadata";
 
 /** Applies the project's own SQLite migrations when the file has no schema yet. */
 function migrate(db: Database.Database, migrationsDir: string) {
@@ -57,8 +61,8 @@ export function sqliteStore(path: string, migrationsDir: string): AgentStore {
     "INSERT INTO agents (id, name, type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
   );
   const update = db.prepare<[string | null, string | null, string | null, string, string], Row>(
-    `UPDATE agents SET name = coalesce(?, name), type = coalesce(?, type), status = coalesce(?, status), updated_at = ?
-     WHERE id = ? RETURNING ${columns}`,
+    `UPDATE agents SET name = coalesce(?, name), type = coalesce(?, type), status = coalesce(?, status), updated_at = ?,
+     version = version + 1 WHERE id = ? RETURNING ${columns}`,
   );
   const remove = db.prepare("DELETE FROM agents WHERE id = ?");
 
@@ -71,7 +75,16 @@ export function sqliteStore(path: string, migrationsDir: string): AgentStore {
     },
     create: async (name, type) => {
       const now = toStored(new Date());
-      const row = { id: randomUUID(), name, type, status: "idle", created_at: now, updated_at: now };
+      const row = {
+        id: randomUUID(),
+        name,
+        type,
+        status: "idle",
+        created_at: now,
+        updated_at: now,
+        version: 1,
+        metadata: "{}",
+      };
       insert.run(row.id, name, type, row.status, now, now);
       return toAgent(row);
     },

@@ -8,6 +8,8 @@ export interface Agent {
   status: string;
   created_at: string;
   updated_at: string;
+  version: number;
+  metadata: Record<string, string>;
 }
 
 /** The baseline's storage: one prepared statement per operation. */

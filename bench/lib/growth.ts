@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { migrateDatabase } from "../../src/db.js";
+import { migrateDatabase } from "../../src/db/migrations.js";
 import type { BenchOptions } from "./args.js";
 import type { BenchDatabases } from "./databases.js";
 import { growAgents, sampleIds } from "./growth-data.js";

@@ -1,14 +1,9 @@
-// The query plans of the agents endpoints' list queries, for the SQL Prisma
-// really sends: the queries are captured from the client's query events and
-// explained on the same database.
-import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
-import { PrismaPg } from "@prisma/adapter-pg";
+// The query plans of the agents endpoints' list queries: the statements the
+// service prepares, explained on the same database with the arguments each
+// request gives them.
 import Database from "better-sqlite3";
-import type { Db } from "../../src/db.js";
-import { PrismaClient as PostgresClient } from "../../src/generated/postgresql/client.js";
-import { PrismaClient as SqliteClient } from "../../src/generated/sqlite/client.js";
-import type { AgentListInput } from "../../src/schemas/agents.js";
-import { agentsService } from "../../src/services/agents.js";
+import type { Arg, Statement } from "../../src/db/index.js";
+import { agentStatements } from "../../src/services/agent-rows.js";
 import { adminQuery, type Provider } from "./databases.js";
 
 export interface QueryPlan {
@@ -17,55 +12,35 @@ export interface QueryPlan {
   plan: string;
 }
 
-const lists: [string, AgentListInput][] = [
-  ["GET /agents?skip=9000&limit=100", { skip: 9000, limit: 100 }],
-  ["GET /agents?status=running&limit=10", { skip: 0, limit: 10, status: "running" }],
-  ["GET /agents?status=idle&skip=9000&limit=100", { skip: 9000, limit: 100, status: "idle" }],
+const lists: [string, Statement, Arg[]][] = [
+  ["GET /agents?skip=9000&limit=100", agentStatements.page, [100, 9000]],
+  ["GET /agents?status=running&limit=10", agentStatements.pageByStatus, ["running", 10, 0]],
+  ["GET /agents?status=idle&skip=9000&limit=100", agentStatements.pageByStatus, ["idle", 100, 9000]],
 ];
 
-interface QueryEvent {
-  query: string;
-  params: string;
-}
+const literal = (value: Arg) => (typeof value === "number" ? String(value) : `'${String(value).replace(/'/g, "''")}'`);
+const oneLine = (sql: string) => sql.replace(/\s+/g, " ").trim();
 
-const literal = (value: unknown) =>
-  typeof value === "number" ? String(value) : `'${String(value).replace(/'/g, "''")}'`;
-
-async function explain(provider: Provider, url: string, { query, params }: QueryEvent): Promise<string> {
-  const values = JSON.parse(params) as unknown[];
+async function explain(provider: Provider, url: string, statement: Statement, args: Arg[]): Promise<string> {
   if (provider === "sqlite") {
     const db = new Database(url.replace(/^file:/, ""), { readonly: true });
-    const rows = db.prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${query}`).all(...values);
+    const order = statement.sqliteOrder ?? args.map((_, i) => i);
+    const rows = db
+      .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${statement.sqlite}`)
+      .all(...order.map((i) => args[i]));
     db.close();
     return rows.map((row) => row.detail).join("\n");
   }
-  const name = "bench_plan";
-  const sql = `PREPARE ${name} AS ${query}; EXPLAIN EXECUTE ${name}(${values.map(literal).join(", ")})`;
+  const sql = `PREPARE bench_plan AS ${statement.postgresql}; EXPLAIN EXECUTE bench_plan(${args.map(literal).join(", ")})`;
   const results = (await adminQuery(sql, url)) as unknown as { rows: { "QUERY PLAN": string }[] }[];
   return (results[1]?.rows ?? []).map((row) => row["QUERY PLAN"]).join("\n");
 }
 
 export async function listQueryPlans(provider: Provider, url: string): Promise<QueryPlan[]> {
-  const log = [{ emit: "event", level: "query" }] as const;
-  const client =
-    provider === "sqlite"
-      ? new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: url.replace(/^file:/, "") }), log: [...log] })
-      : new PostgresClient({ adapter: new PrismaPg({ connectionString: url }), log: [...log] });
-  const events: QueryEvent[] = [];
-  (client as unknown as { $on(event: "query", listener: (e: QueryEvent) => void): void }).$on("query", (event) =>
-    events.push(event),
-  );
   const plans: QueryPlan[] = [];
-  try {
-    for (const [request, input] of lists) {
-      events.length = 0;
-      await agentsService.list(client as unknown as Db, input);
-      const select = events.find((event) => /^\s*SELECT/i.test(event.query));
-      if (!select) throw new Error(`no SELECT captured for ${request}`);
-      plans.push({ request, sql: select.query, plan: await explain(provider, url, select) });
-    }
-  } finally {
-    await client.$disconnect();
+  for (const [request, statement, args] of lists) {
+    const sql = oneLine((provider === "sqlite" ? statement.sqlite : statement.postgresql) ?? "");
+    plans.push({ request, sql, plan: await explain(provider, url, statement, args) });
   }
   return plans;
 }

@@ -2,8 +2,7 @@
 // (default: the sample copy in data/sample/sg) into DATABASE_URL's database.
 import { loadConfig } from "../config.js";
 import { type FileSummary, importDirectory, sampleDataDir } from "../data/importer/importer.js";
-import { connectDatabase, migrateDatabase, providerOf } from "../db.js";
-import { hasPendingMigrations } from "./pending-migrations.js";
+import { connectMigrated } from "../db/migrations.js";
 import { progressBar } from "./progress.js";
 
 const usage = "usage: npm run data:import [-- DIR]   (DIR defaults to the sample data, data/sample/sg)";
@@ -22,12 +21,7 @@ async function main(args: string[]): Promise<number> {
   }
   const dir = args[0] ?? sampleDataDir;
   const config = loadConfig();
-  let db = await connectDatabase(config.databaseUrl);
-  if (await hasPendingMigrations(db, providerOf(config.databaseUrl))) {
-    await db.$disconnect();
-    await migrateDatabase(config.databaseUrl);
-    db = await connectDatabase(config.databaseUrl);
-  }
+  const db = await connectMigrated(config.databaseUrl);
   const done: FileSummary[] = [];
   const started = performance.now();
   try {
@@ -44,7 +38,7 @@ async function main(args: string[]): Promise<number> {
     process.stderr.write(`Import failed: ${error instanceof Error ? error.message : String(error)}${kept}\n`);
     return 1;
   } finally {
-    await db.$disconnect();
+    await db.close();
   }
 }
 

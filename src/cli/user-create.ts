@@ -4,9 +4,9 @@
 import { text } from "node:stream/consumers";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config.js";
+import { connectMigrated } from "../db/migrations.js";
 import { UserCreate } from "../schemas/auth.js";
 import { usersService } from "../services/users.js";
-import { connectMigrated } from "./migrations.js";
 
 const usage = "usage: npm run user:create -- --email <e-mail> (--password <password> | --password-stdin)";
 
@@ -44,7 +44,7 @@ async function main() {
     const user = await usersService.create(db, input);
     process.stdout.write(`Created user ${user.email} (id ${user.id})\n`);
   } finally {
-    await db.$disconnect();
+    await db.close();
   }
 }
 

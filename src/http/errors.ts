@@ -1,5 +1,5 @@
 import { TRPCError } from "@trpc/server";
-import { isDatabaseUnavailable } from "../db.js";
+import { isDatabaseUnavailable } from "../db/index.js";
 import {
   AppError,
   type ErrorKind,

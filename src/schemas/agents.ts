@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { atLeastOneOf, pagination, resourceId, text, timestamp } from "./common.js";
+import { atLeastOneOf, metadata, pagination, resourceId, text, timestamp, version } from "./common.js";
 
 export const agentTypes = ["assistant", "worker", "supervisor"] as const;
 export const agentStatuses = ["idle", "running", "paused", "error", "stopped"] as const;
@@ -16,6 +16,8 @@ const agentExample = {
   status: "idle",
   created_at: "2026-11-25T22:39:57.123Z",
   updated_at: "2026-11-25T22:39:57.123Z",
+  version: 1,
+  metadata: {},
 } as const;
 
 // trpc-to-openapi rebuilds a request body from the input without its path
@@ -39,6 +41,8 @@ export const Agent = z
     status: agentStatus,
     created_at: timestamp,
     updated_at: timestamp,
+    version,
+    metadata,
   })
   .meta({ id: "Agent", example: agentExample });
 

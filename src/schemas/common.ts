@@ -39,6 +39,14 @@ export const resourceId = (description: string) =>
 
 export const timestamp = z.iso.datetime().meta({ example: "2026-11-25T22:39:57.123Z" });
 
+/** SPEC §13.2: 1 on creation, +1 on every write; the resource's ETag. */
+export const version = z.int().min(1).meta({ description: "1 on creation, +1 on every write", example: 1 });
+
+/** SPEC §13.3: string keys to string values, `{}` by default. */
+export const metadata = z
+  .record(z.string(), z.string())
+  .meta({ description: "String keys to string values", example: { team: "research" } });
+
 export const pagination = {
   skip: z.int().min(0).default(0).meta({ description: "Number of items to skip" }),
   limit: z.int().min(1).max(1000).default(100).meta({ description: "Maximum number of items to return" }),

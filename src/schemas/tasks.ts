@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { agentId } from "./agents.js";
-import { atLeastOneOf, bodyNumber, pagination, resourceId, text, timestamp } from "./common.js";
+import { atLeastOneOf, bodyNumber, metadata, pagination, resourceId, text, timestamp, version } from "./common.js";
 import { jsonObject, jsonValue, maxInputBytes } from "./json.js";
 
 export const taskStatuses = ["pending", "running", "succeeded", "failed", "cancelled"] as const;
@@ -57,7 +57,42 @@ const taskExample = {
   result: null,
   created_at: "2026-11-25T22:39:57.123Z",
   updated_at: "2026-11-25T22:39:57.123Z",
+  max_attempts: 1,
+  attempts: 0,
+  run_at: "2026-11-25T22:39:57.123Z",
+  deadline_at: null,
+  lease: null,
+  cancel_requested: false,
+  error: null,
+  version: 1,
+  metadata: {},
 };
+
+/** The live lease of a task (SPEC §11.1). */
+export const TaskLease = z
+  .object({
+    id: resourceId("Lease id"),
+    worker: z.string().nullable().meta({ description: "The worker's name, if it gave one", example: "worker-1" }),
+    expires_at: timestamp,
+  })
+  .meta({
+    id: "TaskLease",
+    description: "The live lease on the task",
+    example: { id: "0c3e8a2f-5b7d-4f1e-9a2c-6d8b4e0f1a37", worker: "worker-1", expires_at: "2026-11-25T22:40:57.123Z" },
+  });
+
+/** A task's last failure (SPEC §11.1). */
+export const TaskError = z
+  .object({
+    code: z.string().meta({ example: "lease_expired" }),
+    message: z.string().meta({ example: "The worker's lease expired before the task finished" }),
+    details: jsonValue.meta({ description: "Any JSON value, or null" }),
+  })
+  .meta({
+    id: "TaskError",
+    description: "The last failure",
+    example: { code: "lease_expired", message: "The worker's lease expired before the task finished", details: null },
+  });
 
 export const Task = z
   .object({
@@ -71,6 +106,17 @@ export const Task = z
     result: result,
     created_at: timestamp,
     updated_at: timestamp,
+    max_attempts: z.int().min(1).max(20).meta({ description: "Attempts allowed before the task fails", example: 1 }),
+    attempts: z.int().min(0).meta({ description: "Attempts that ended by failure or by an expired lease", example: 0 }),
+    run_at: timestamp.meta({ description: "Not leasable before this time" }),
+    deadline_at: timestamp.nullable().meta({ description: "The task fails if it is not final by then", example: null }),
+    lease: TaskLease.nullable(),
+    cancel_requested: z
+      .boolean()
+      .meta({ description: "A cancellation was asked for while the task was leased", example: false }),
+    error: TaskError.nullable(),
+    version,
+    metadata,
   })
   .meta({
     id: "Task",

@@ -3,7 +3,7 @@ import type { LoginThrottle } from "../auth/login-throttle.js";
 import { verifyAgainstDummy, verifyPassword } from "../auth/passwords.js";
 import { type AccessToken, issueAccessToken } from "../auth/tokens.js";
 import type { Config } from "../config.js";
-import type { Db } from "../db.js";
+import type { Database } from "../db/index.js";
 import { normalizeEmail, usersService } from "./users.js";
 
 export interface LoginAttempt {
@@ -19,7 +19,7 @@ export const authService = {
    * wrong password, and both answer alike. A throttled client or account is
    * refused before any password is checked, the right one included.
    */
-  async login(db: Db, config: Config, throttle: LoginThrottle, attempt: LoginAttempt): Promise<AccessToken> {
+  async login(db: Database, config: Config, throttle: LoginThrottle, attempt: LoginAttempt): Promise<AccessToken> {
     const account = normalizeEmail(attempt.username);
     const wait = throttle.retryAfter(attempt.client, account);
     if (wait > 0) throw tooManyLoginFailures(wait);

@@ -1,54 +1,54 @@
 import { AppError } from "../errors.js";
+import type { Changes } from "../events/types.js";
 
 /**
- * Each failed attempt means another request changed the row in between, so
+ * Each lost race means another request changed the row in between, so
  * ordinary contention settles well within this; a row rewritten even more
  * often is reported as a conflict rather than retried forever.
  */
 const maxAttempts = 50;
 
+/** What an attempt returns when its conditional write found the row changed since it was read. */
+export const lostRace = Symbol("lost race");
+
+/**
+ * Runs `attempt` (read, decide, write only if the row still has the version
+ * it was read with) until it is not overtaken by another request. Every
+ * write is therefore a step from the exact state it was decided on:
+ * concurrent requests can neither make a transition the lifecycle forbids
+ * nor silently overwrite each other.
+ */
+export async function retryLostRaces<T>(what: string, attempt: () => Promise<T | typeof lostRace>): Promise<T> {
+  for (let i = 0; i < maxAttempts; i++) {
+    const result = await attempt();
+    if (result !== lostRace) return result;
+  }
+  throw new AppError("conflict", `${what} is being changed by other requests; retry the request`);
+}
+
 /**
  * updated_at of a write: now, but always after the value it replaces, so it
  * moves forward even when two writes share a millisecond or the clock steps back.
  */
-export const nextUpdatedAt = (previous: Date) => new Date(Math.max(Date.now(), previous.getTime() + 1));
-
-/** The given fields whose value differs from the stored one: only those are written. */
-export const changedFields = <Row extends object>(given: Partial<Row>, stored: Row): Partial<Row> =>
-  Object.fromEntries(
-    Object.entries(given).filter(([key, value]) => value !== undefined && value !== stored[key as keyof Row]),
-  ) as Partial<Row>;
-
-export interface ConditionalUpdate<Row extends { updatedAt: Date }, Data> {
-  /** The row as it is now; throws when it does not exist. */
-  read: () => Promise<Row>;
-  /** The columns to change, decided on that row (empty: nothing to write); throws when the change is refused. */
-  decide: (row: Row) => Data;
-  /**
-   * Writes `data` only if the row still has the status and updated_at it was
-   * read with, in one statement; returns the written row, or undefined when
-   * the row changed meanwhile (or is gone).
-   */
-  write: (row: Row, data: Data & { updatedAt: Date }) => Promise<Row | undefined>;
-  /** Names the resource in the conflict message. */
-  what: string;
-}
+export const nextUpdatedAt = (previous: string) => new Date(Math.max(Date.now(), Date.parse(previous) + 1));
 
 /**
- * Read, decide, write-if-unchanged, and decide again on a fresh read when
- * another request got there first. Every write is therefore a step from the
- * exact state it was decided on: concurrent requests can neither make a
- * transition the table forbids nor silently overwrite each other.
+ * `{field: [old, new]}` for each of `fields` whose value differs between the
+ * two (JSON values compare by their text, key order included), or undefined
+ * when none does: then there is nothing to write.
  */
-export async function conditionalUpdate<Row extends { updatedAt: Date }, Data extends object>(
-  update: ConditionalUpdate<Row, Data>,
-): Promise<Row> {
-  for (let attempt = 0; attempt < maxAttempts; attempt++) {
-    const row = await update.read();
-    const data = update.decide(row);
-    if (Object.keys(data).length === 0) return row;
-    const written = await update.write(row, { ...data, updatedAt: nextUpdatedAt(row.updatedAt) });
-    if (written) return written;
+export function changesOf<T extends object>(before: T, after: T, fields: readonly (keyof T & string)[]) {
+  const changes: Changes = {};
+  let changed = false;
+  for (const field of fields) {
+    const [old, now] = [before[field], after[field]];
+    if (old === now || JSON.stringify(old) === JSON.stringify(now)) continue;
+    changes[field] = [old, now];
+    changed = true;
   }
-  throw new AppError("conflict", `${update.what} is being changed by other requests; retry the request`);
+  return changed ? changes : undefined;
 }
+
+/** The entries of `patch` that are set: a field left out of a PATCH keeps its value. */
+export const given = <T extends object>(patch: T): Partial<T> =>
+  Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as Partial<T>;

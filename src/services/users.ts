@@ -1,5 +1,5 @@
 import { hashPassword } from "../auth/passwords.js";
-import type { Db } from "../db.js";
+import type { Database } from "../db/index.js";
 import { AppError } from "../errors.js";
 import type { UserCreateInput } from "../schemas/auth.js";
 import { isUuid } from "../schemas/common.js";
@@ -20,23 +20,26 @@ const isUniqueViolation = (error: unknown) =>
   typeof error === "object" && error !== null && "code" in error && error.code === "P2002";
 
 export const usersService = {
-  async create(db: Db, input: UserCreateInput): Promise<AuthUser> {
+  async create(db: Database, input: UserCreateInput): Promise<AuthUser> {
     const email = normalizeEmail(input.email);
     const passwordHash = await hashPassword(input.password);
     try {
-      return await db.user.create({ data: { email, passwordHash }, select: userSelect });
+      return await db.prisma.user.create({ data: { email, passwordHash }, select: userSelect });
     } catch (error) {
       if (isUniqueViolation(error)) throw new AppError("conflict", `A user with the e-mail ${email} already exists`);
       throw error;
     }
   },
 
-  async findById(db: Db, id: string): Promise<AuthUser | null> {
-    return isUuid(id) ? db.user.findUnique({ where: { id }, select: userSelect }) : null;
+  async findById(db: Database, id: string): Promise<AuthUser | null> {
+    return isUuid(id) ? db.prisma.user.findUnique({ where: { id }, select: userSelect }) : null;
   },
 
   /** The one read of a password hash: for checking a login. */
-  async findCredentials(db: Db, email: string): Promise<{ id: string; passwordHash: string } | null> {
-    return db.user.findUnique({ where: { email: normalizeEmail(email) }, select: { id: true, passwordHash: true } });
+  async findCredentials(db: Database, email: string): Promise<{ id: string; passwordHash: string } | null> {
+    return db.prisma.user.findUnique({
+      where: { email: normalizeEmail(email) },
+      select: { id: true, passwordHash: true },
+    });
   },
 };

@@ -1,12 +1,12 @@
 import type { IncomingMessage } from "node:http";
 import type { Principal } from "../auth/authorize.js";
 import type { Config } from "../config.js";
-import type { Db } from "../db.js";
+import type { Database } from "../db/index.js";
 import type { Logger } from "../logger.js";
 
 /** What every procedure may use; built once per app, extended per request. */
 export interface AppDeps {
-  db: Db;
+  db: Database;
   config: Config;
   logger: Logger;
 }

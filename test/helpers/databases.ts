@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { importDirectory, sampleDataDir } from "../../src/data/importer/importer.js";
-import { connectDatabase, type Db, migrateDatabase } from "../../src/db.js";
+import { connectDatabase, type Database } from "../../src/db/index.js";
+import { migrateDatabase } from "../../src/db/migrations.js";
 
 /**
  * Every test file gets its own database, copied from a template migrated once
@@ -73,7 +74,7 @@ export async function createDataTemplate(
     await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${template}`);
     const db = await connectDatabase(withDatabase(postgresAdminUrl, name));
     await importDirectory(db, sampleDataDir);
-    await db.$disconnect();
+    await db.close();
     return { template: name, cleanup: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
   }
   const dir = mkdtempSync(join(tmpdir(), "agents-test-data-"));
@@ -82,13 +83,13 @@ export async function createDataTemplate(
   const db = await connectDatabase(`file:${file}`);
   await importDirectory(db, sampleDataDir);
   // Closing the last connection folds the WAL into the file that tests copy.
-  await db.$disconnect();
+  await db.close();
   return { template: file, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 export interface TestDatabase {
   url: string;
-  db: Db;
+  db: Database;
   drop: () => Promise<void>;
 }
 
@@ -103,7 +104,7 @@ export async function createTestDatabase(template: string): Promise<TestDatabase
       url,
       db,
       drop: async () => {
-        await db.$disconnect();
+        await db.close();
         await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       },
     };
@@ -117,7 +118,7 @@ export async function createTestDatabase(template: string): Promise<TestDatabase
     url,
     db,
     drop: async () => {
-      await db.$disconnect();
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

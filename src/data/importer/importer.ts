@@ -2,8 +2,9 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { CsvError, parse } from "csv-parse";
-import { type Db, projectRoot } from "../../db.js";
+import type { Database } from "../../db/index.js";
 import { Prisma } from "../../generated/sqlite/client.js";
+import { projectRoot } from "../../project-root.js";
 import { cleanRow, columnIndexes, ImportError, parserError, startLine } from "./csv-rows.js";
 import { type CsvTable, csvTables } from "./csv-tables.js";
 
@@ -36,8 +37,8 @@ const TRANSACTION_TIMEOUT_MS = 10 * 60_000;
 
 const quote = (name: string) => `"${name}"`;
 
-export async function rowCount(db: Pick<Db, "$queryRawUnsafe">, table: string): Promise<number> {
-  const [row] = await db.$queryRawUnsafe<{ n: bigint | number }[]>(`SELECT COUNT(*) AS n FROM ${quote(table)}`);
+export async function rowCount(db: Database, table: string): Promise<number> {
+  const [row] = await db.prisma.$queryRawUnsafe<{ n: bigint | number }[]>(`SELECT COUNT(*) AS n FROM ${quote(table)}`);
   return Number(row?.n ?? 0);
 }
 
@@ -62,7 +63,7 @@ function upsert(tx: Prisma.TransactionClient, table: CsvTable, rows: Map<string,
  * whole file back.
  */
 export async function importCsvFile(
-  db: Db,
+  db: Database,
   path: string,
   table: CsvTable,
   onProgress: (progress: FileProgress) => void = () => {},
@@ -71,7 +72,7 @@ export async function importCsvFile(
   const keyPositions = table.key.map((name) => Object.keys(table.columns).indexOf(name));
   const totalBytes = (await stat(path)).size;
   const before = await rowCount(db, table.table);
-  const rows = await db.$transaction(
+  const rows = await db.prisma.$transaction(
     async (tx) => {
       const input = createReadStream(path);
       const parser = parse({ info: true, bom: true, trim: true, relax_column_count: true, skip_empty_lines: true });
@@ -137,7 +138,7 @@ const exists = (path: string) =>
 
 /** Imports every known file (cars.csv, coe.csv, pqp.csv) found in `dir`, each in its own transaction. */
 export async function importDirectory(
-  db: Db,
+  db: Database,
   dir: string,
   { onProgress, onFile, only = csvTables }: ImportOptions = {},
 ): Promise<FileSummary[]> {

@@ -1,5 +1,5 @@
 import { access } from "node:fs/promises";
-import type { Db } from "../../db.js";
+import type { Database } from "../../db/index.js";
 import type { Logger } from "../../logger.js";
 import { csvTables } from "./csv-tables.js";
 import { importDirectory, rowCount, sampleDataDir } from "./importer.js";
@@ -9,7 +9,7 @@ import { importDirectory, rowCount, sampleDataDir } from "./importer.js";
  * real figures at once; a table that holds data is never touched. Several
  * instances starting together are safe: the import is an idempotent upsert.
  */
-export async function seedSampleData(db: Db, logger: Logger): Promise<void> {
+export async function seedSampleData(db: Database, logger: Logger): Promise<void> {
   const empty = [];
   for (const table of csvTables) if ((await rowCount(db, table.table)) === 0) empty.push(table);
   if (empty.length === 0) return;

@@ -1,4 +1,4 @@
-import type { Db } from "../../db.js";
+import type { Database } from "../../db/index.js";
 import { notFound } from "../../errors.js";
 import { shiftMonth } from "./months.js";
 import { type Page, type Paging, paged, pageOf } from "./paging.js";
@@ -32,21 +32,21 @@ export interface CarComparison extends MonthTotal {
 
 const carSelect = { month: true, make: true, fuelType: true, vehicleType: true, number: true } as const;
 
-async function latestMonth(db: Db): Promise<string | undefined> {
-  const row = await db.carRegistration.findFirst({ orderBy: { month: "desc" }, select: { month: true } });
+async function latestMonth(db: Database): Promise<string | undefined> {
+  const row = await db.prisma.carRegistration.findFirst({ orderBy: { month: "desc" }, select: { month: true } });
   return row?.month;
 }
 
 export const carsService = {
   /** Registrations ordered by month, make, fuel type, vehicle type. */
-  async list(db: Db, filters: CarFilters, paging?: Paging): Promise<Page<CarRegistration>> {
+  async list(db: Database, filters: CarFilters, paging?: Paging): Promise<Page<CarRegistration>> {
     const month = filters.month ?? (filters.latestMonthByDefault ? await latestMonth(db) : undefined);
     if (filters.latestMonthByDefault && month === undefined) return { rows: [], total: 0 };
     const where = { month, make: filters.make, fuelType: filters.fuelType, vehicleType: filters.vehicleType };
     return paged(
-      () => db.carRegistration.count({ where }),
+      () => db.prisma.carRegistration.count({ where }),
       (window) =>
-        db.carRegistration.findMany({
+        db.prisma.carRegistration.findMany({
           where,
           orderBy: [{ month: "asc" }, { make: "asc" }, { fuelType: "asc" }, { vehicleType: "asc" }],
           select: carSelect,
@@ -57,8 +57,8 @@ export const carsService = {
   },
 
   /** Distinct makes, alphabetical. */
-  async makes(db: Db, paging?: Paging): Promise<Page<string>> {
-    const groups = await db.carRegistration.groupBy({ by: ["make"], orderBy: { make: "asc" } });
+  async makes(db: Database, paging?: Paging): Promise<Page<string>> {
+    const groups = await db.prisma.carRegistration.groupBy({ by: ["make"], orderBy: { make: "asc" } });
     return pageOf(
       groups.map((group) => group.make),
       paging,
@@ -66,8 +66,8 @@ export const carsService = {
   },
 
   /** Distinct months, newest first. */
-  async months(db: Db, paging?: Paging): Promise<Page<string>> {
-    const groups = await db.carRegistration.groupBy({ by: ["month"], orderBy: { month: "desc" } });
+  async months(db: Database, paging?: Paging): Promise<Page<string>> {
+    const groups = await db.prisma.carRegistration.groupBy({ by: ["month"], orderBy: { month: "desc" } });
     return pageOf(
       groups.map((group) => group.month),
       paging,
@@ -78,12 +78,12 @@ export const carsService = {
    * A month's total against the month before and the same month a year
    * before; a comparison month without data is null. No month: the latest.
    */
-  async compare(db: Db, requested?: string): Promise<CarComparison> {
+  async compare(db: Database, requested?: string): Promise<CarComparison> {
     const month = requested ?? (await latestMonth(db));
     if (month === undefined) throw notFound("Car registration data");
     const previousMonth = shiftMonth(month, -1);
     const previousYear = shiftMonth(month, -12);
-    const sums = await db.carRegistration.groupBy({
+    const sums = await db.prisma.carRegistration.groupBy({
       by: ["month"],
       where: { month: { in: [month, previousMonth, previousYear] } },
       _sum: { number: true },

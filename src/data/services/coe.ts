@@ -1,4 +1,4 @@
-import type { Db } from "../../db.js";
+import type { Database } from "../../db/index.js";
 import { validationError } from "../../errors.js";
 import { type Page, type Paging, paged } from "./paging.js";
 
@@ -34,7 +34,7 @@ const coeOrder = [{ month: "desc" }, { biddingNo: "asc" }, { vehicleClass: "asc"
 
 export const coeService = {
   /** Bidding results, month newest first, then bidding round, then class. */
-  async list(db: Db, { month, start, end, vehicleClass }: CoeFilters, paging?: Paging): Promise<Page<CoeResult>> {
+  async list(db: Database, { month, start, end, vehicleClass }: CoeFilters, paging?: Paging): Promise<Page<CoeResult>> {
     // Only a field name is known here; the version layer words it in its own format.
     if (start && end && start > end) throw validationError([{ field: "end", message: "must not be before start" }]);
     const where = {
@@ -42,23 +42,23 @@ export const coeService = {
       AND: [{ month }, { month: { gte: start } }, { month: { lte: end } }],
     };
     return paged(
-      () => db.coeResult.count({ where }),
-      (window) => db.coeResult.findMany({ where, orderBy: [...coeOrder], select: coeSelect, ...window }),
+      () => db.prisma.coeResult.count({ where }),
+      (window) => db.prisma.coeResult.findMany({ where, orderBy: [...coeOrder], select: coeSelect, ...window }),
       paging,
     );
   },
 
   /** The rows of the latest month's last bidding round. */
-  async latest(db: Db, paging?: Paging): Promise<Page<CoeResult>> {
-    const last = await db.coeResult.findFirst({
+  async latest(db: Database, paging?: Paging): Promise<Page<CoeResult>> {
+    const last = await db.prisma.coeResult.findFirst({
       orderBy: [{ month: "desc" }, { biddingNo: "desc" }],
       select: { month: true, biddingNo: true },
     });
     if (!last) return { rows: [], total: 0 };
     const where = { month: last.month, biddingNo: last.biddingNo };
     return paged(
-      () => db.coeResult.count({ where }),
-      (window) => db.coeResult.findMany({ where, orderBy: [...coeOrder], select: coeSelect, ...window }),
+      () => db.prisma.coeResult.count({ where }),
+      (window) => db.prisma.coeResult.findMany({ where, orderBy: [...coeOrder], select: coeSelect, ...window }),
       paging,
     );
   },

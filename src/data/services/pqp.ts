@@ -1,4 +1,4 @@
-import type { Db } from "../../db.js";
+import type { Database } from "../../db/index.js";
 import { type Page, type Paging, paged } from "./paging.js";
 
 export interface QuotaPremium {
@@ -14,12 +14,12 @@ export interface PqpFilters {
 
 export const pqpService = {
   /** Prevailing Quota Premiums, month newest first, then class. */
-  async list(db: Db, { month, vehicleClass }: PqpFilters, paging?: Paging): Promise<Page<QuotaPremium>> {
+  async list(db: Database, { month, vehicleClass }: PqpFilters, paging?: Paging): Promise<Page<QuotaPremium>> {
     const where = { month, vehicleClass };
     return paged(
-      () => db.quotaPremium.count({ where }),
+      () => db.prisma.quotaPremium.count({ where }),
       (window) =>
-        db.quotaPremium.findMany({
+        db.prisma.quotaPremium.findMany({
           where,
           orderBy: [{ month: "desc" }, { vehicleClass: "asc" }],
           select: { month: true, vehicleClass: true, pqp: true },

@@ -1,0 +1,22 @@
+import type { Database, Provider } from "./database.js";
+import { connectPostgres } from "./postgresql.js";
+import { connectSqlite } from "./sqlite.js";
+
+export type { Database, PrismaClient, Provider, Queryable, Tx } from "./database.js";
+export { DatabaseUnavailableError, isDatabaseUnavailable } from "./errors.js";
+export { type Arg, type Statement, statement } from "./statements.js";
+
+export const providerOf = (url: string): Provider => (/^postgres(ql)?:/.test(url) ? "postgresql" : "sqlite");
+
+/** The file of a `file:` URL, as the caller's process sees it. */
+export const sqlitePath = (url: string) => url.replace(/^file:/, "").split("?")[0] ?? "";
+
+/**
+ * The database of `url`: `file:` for SQLite (the file and its folder are
+ * created when missing), `postgresql://` for PostgreSQL (nothing is
+ * connected until the first statement, so an unreachable server is reported
+ * per request, as 503).
+ */
+export async function connectDatabase(url: string): Promise<Database> {
+  return providerOf(url) === "postgresql" ? connectPostgres(url) : connectSqlite(sqlitePath(url));
+}

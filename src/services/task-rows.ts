@@ -1,0 +1,140 @@
+import { statement } from "../db/index.js";
+import type { JsonObject, JsonValue } from "../schemas/json.js";
+import type { TaskOut, TaskStatus } from "../schemas/tasks.js";
+
+/** A tasks row as the statements below return it: only these columns ever leave the database. */
+export interface TaskRow {
+  id: string;
+  agent_id: string;
+  title: string;
+  description: string | null;
+  priority: number;
+  status: string;
+  input: string | null;
+  result: string | null;
+  created_at: string;
+  updated_at: string;
+  max_attempts: number;
+  attempts: number;
+  run_at: string;
+  deadline_at: string | null;
+  lease_id: string | null;
+  lease_worker: string | null;
+  lease_expires_at: string | null;
+  cancel_requested: boolean;
+  error: string | null;
+  version: number;
+  metadata: string;
+}
+
+export const taskColumns = `id, agent_id, title, description, priority, status, input, result, created_at, updated_at,
+  max_attempts, attempts, run_at, deadline_at, lease_id, lease_worker, lease_expires_at, cancel_requested, error,
+  version, metadata`;
+
+// JSON is stored as the text the client's value serialises to, so it comes
+// back exactly as sent (key order included); JSON null is stored as NULL.
+export const toText = (value: JsonValue | undefined) =>
+  value === null || value === undefined ? null : JSON.stringify(value);
+const fromText = (text: string | null) => (text === null ? null : JSON.parse(text));
+
+/** The Task response, and the `task` of its events. */
+export const toTask = (row: TaskRow): TaskOut => ({
+  id: row.id,
+  agent_id: row.agent_id,
+  title: row.title,
+  description: row.description,
+  priority: row.priority,
+  status: row.status as TaskStatus,
+  input: fromText(row.input) as JsonObject | null,
+  result: fromText(row.result) as JsonValue,
+  created_at: row.created_at,
+  updated_at: row.updated_at,
+  max_attempts: row.max_attempts,
+  attempts: row.attempts,
+  run_at: row.run_at,
+  deadline_at: row.deadline_at,
+  lease:
+    row.lease_id === null
+      ? null
+      : { id: row.lease_id, worker: row.lease_worker, expires_at: row.lease_expires_at as string },
+  cancel_requested: row.cancel_requested,
+  error: fromText(row.error),
+  version: row.version,
+  metadata: JSON.parse(row.metadata),
+});
+
+export const taskStatements = {
+  get: statement<TaskRow, [id: string, agentId: string]>(
+    "tasks_get",
+    `SELECT ${taskColumns} FROM tasks WHERE id = $1 AND agent_id = $2`,
+  ),
+  // Served by tasks_agent_id_created_at_id_idx, or with a status by tasks_agent_id_status_created_at_id_idx.
+  page: statement<TaskRow, [agentId: string, limit: number, skip: number]>(
+    "tasks_page",
+    `SELECT ${taskColumns} FROM tasks WHERE agent_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`,
+  ),
+  pageByStatus: statement<TaskRow, [agentId: string, status: string, limit: number, skip: number]>(
+    "tasks_page_by_status",
+    `SELECT ${taskColumns} FROM tasks WHERE agent_id = $1 AND status = $2 ORDER BY created_at, id LIMIT $3 OFFSET $4`,
+  ),
+  /**
+   * A stopped agent accepts no new tasks (SPEC §3): the check and the insert
+   * are one statement. On PostgreSQL `FOR SHARE` makes it wait for a stop in
+   * progress and then see `stopped` (or makes the stop wait for the task).
+   */
+  insert: statement<
+    TaskRow,
+    [
+      id: string,
+      title: string,
+      description: string | null,
+      priority: number,
+      input: string | null,
+      now: Date,
+      agentId: string,
+    ]
+  >("tasks_insert", {
+    sqlite: `INSERT INTO tasks (id, agent_id, title, description, priority, status, input, result, created_at,
+        updated_at, max_attempts, attempts, run_at, cancel_requested, version, metadata)
+      SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, 1, 0, $6, FALSE, 1, '{}'
+      FROM agents WHERE id = $7 AND status <> 'stopped'
+      RETURNING ${taskColumns}`,
+    postgresql: `INSERT INTO tasks (id, agent_id, title, description, priority, status, input, result, created_at,
+        updated_at, max_attempts, attempts, run_at, cancel_requested, version, metadata)
+      SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, 1, 0, $6, FALSE, 1, '{}'
+      FROM agents WHERE id = $7 AND status <> 'stopped' FOR SHARE
+      RETURNING ${taskColumns}`,
+  }),
+  /** Writes only if the row still has the version it was read with. */
+  update: statement<
+    TaskRow,
+    [
+      title: string,
+      description: string | null,
+      priority: number,
+      status: string,
+      result: string | null,
+      updatedAt: Date,
+      id: string,
+      agentId: string,
+      version: number,
+    ]
+  >(
+    "tasks_update",
+    `UPDATE tasks SET title = $1, description = $2, priority = $3, status = $4, result = $5, updated_at = $6,
+       version = version + 1
+     WHERE id = $7 AND agent_id = $8 AND version = $9 RETURNING ${taskColumns}`,
+  ),
+  delete: statement<TaskRow, [id: string, agentId: string]>(
+    "tasks_delete",
+    `DELETE FROM tasks WHERE id = $1 AND agent_id = $2 RETURNING ${taskColumns}`,
+  ),
+  deleteOfAgent: statement<TaskRow, [agentId: string]>(
+    "tasks_delete_of_agent",
+    `DELETE FROM tasks WHERE agent_id = $1 RETURNING ${taskColumns}`,
+  ),
+};
+
+/** SPEC's list order: created_at, then id. */
+export const byCreation = (a: TaskOut, b: TaskOut) =>
+  a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;

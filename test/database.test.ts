@@ -1,0 +1,198 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import BetterSqlite3 from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { connectDatabase, type Database, isDatabaseUnavailable, sqlitePath, statement } from "../src/db/index.js";
+import { agentStatements } from "../src/services/agent-rows.js";
+import { agentsService } from "../src/services/agents.js";
+import { tasksService } from "../src/services/tasks.js";
+import { createTestDatabase, type TestDatabase, testProvider } from "./helpers/databases.js";
+
+let database: TestDatabase;
+let db: Database;
+beforeAll(async () => {
+  database = await createTestDatabase(inject("templateDatabase"));
+  db = database.db;
+});
+afterAll(() => database.drop());
+
+const taskValues = statement<
+  { id: string; priority: number; created_at: string; cancel_requested: boolean; description: string | null },
+  [id: string]
+>("test_task_values", "SELECT id, priority, created_at, cancel_requested, description FROM tasks WHERE id = $1");
+const agentNames = statement<{ name: string }>("test_agent_names", "SELECT name FROM agents ORDER BY created_at, id");
+const insertAgent = statement<unknown, [id: string, name: string, at: Date]>(
+  "test_insert_agent",
+  "INSERT INTO agents (id, name, type, status, created_at, updated_at) VALUES ($1, $2, 'worker', 'idle', $3, $3)",
+);
+const agentCount = statement<{ n: number }>("test_agent_count", "SELECT CAST(COUNT(*) AS INTEGER) AS n FROM agents");
+
+describe("statements", () => {
+  it("give rows keyed by column name, with the same value types on both databases", async () => {
+    const agent = await agentsService.create(db, { name: "typed", type: "worker" });
+    const task = await tasksService.create(db, agent.id, { title: "t", priority: 3 });
+    expect(await db.get(taskValues, [task.id])).toEqual({
+      id: task.id,
+      priority: 3,
+      created_at: task.created_at,
+      cancel_requested: false,
+      description: null,
+    });
+    expect(await db.get(taskValues, [randomUUID()])).toBeUndefined();
+  });
+
+  it("store timestamps as Prisma does: each reads the other's, and they sort together", async () => {
+    const early = new Date("2001-01-01T00:00:00.001Z");
+    const id = randomUUID();
+    await db.run(insertAgent, [id, "by statement", early]);
+    const row = await db.prisma.agent.findUniqueOrThrow({ where: { id } });
+    expect(row.createdAt.toISOString()).toBe(early.toISOString());
+    const byPrisma = await db.prisma.agent.create({
+      data: { name: "by prisma", type: "worker", createdAt: new Date("2001-01-01T00:00:00.002Z") },
+    });
+    expect((await agentsService.get(db, byPrisma.id)).created_at).toBe("2001-01-01T00:00:00.002Z");
+    const names = (await db.all(agentNames, [])).map((r) => r.name);
+    expect(names.slice(0, 2)).toEqual(["by statement", "by prisma"]);
+  });
+
+  it.runIf(testProvider === "postgresql")("are prepared once per connection, by name", async () => {
+    const prepared = statement<{ name: string }>("test_prepared", "SELECT name FROM pg_prepared_statements");
+    const names = await db.transaction(async (tx) => {
+      await tx.get(agentStatements.get, [randomUUID()]);
+      await tx.get(agentStatements.get, [randomUUID()]);
+      return (await tx.all(prepared, [])).map((row) => row.name);
+    });
+    expect(names).toContain("agents_get");
+  });
+});
+
+describe("transactions", () => {
+  it("commit all their statements or none", async () => {
+    const before = (await db.get(agentCount, []))?.n;
+    const failure = new Error("no");
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.run(insertAgent, [randomUUID(), "rolled back", new Date()]);
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect((await db.get(agentCount, []))?.n).toBe(before);
+  });
+
+  it.runIf(testProvider === "sqlite")(
+    "queue in a process: nothing runs inside an open one, and reads do not wait for it",
+    async () => {
+      const steps: string[] = [];
+      const before = (await db.get(agentCount, []))?.n as number;
+      const first = db.transaction(async (tx) => {
+        await tx.run(insertAgent, [randomUUID(), "first", new Date()]);
+        steps.push("first wrote");
+        // A real pause, which a transaction should never take: other work gets the event loop.
+        await sleep(50);
+        steps.push("first ends");
+      });
+      await sleep(10);
+      const second = db.transaction(async (tx) => {
+        steps.push("second starts");
+        await tx.run(insertAgent, [randomUUID(), "second", new Date()]);
+      });
+      expect((await db.get(agentCount, []))?.n).toBe(before);
+      steps.push("read done");
+      await Promise.all([first, second]);
+      expect(steps).toEqual(["first wrote", "read done", "first ends", "second starts"]);
+      expect((await db.get(agentCount, []))?.n).toBe(before + 2);
+    },
+  );
+
+  it.runIf(testProvider === "sqlite")(
+    "wait for another connection's write lock without blocking the process, and give up after 5 s as unavailable",
+    async () => {
+      const other = new BetterSqlite3(sqlitePath(database.url));
+      other.exec("BEGIN IMMEDIATE");
+      let ticks = 0;
+      const ticker = setInterval(() => ticks++, 10);
+      try {
+        const waiting = db.transaction((tx) => tx.run(insertAgent, [randomUUID(), "waited", new Date()]));
+        await sleep(200);
+        expect(ticks).toBeGreaterThan(5);
+        other.exec("COMMIT");
+        await waiting;
+
+        other.exec("BEGIN IMMEDIATE");
+        const error = await db
+          .transaction((tx) => tx.run(insertAgent, [randomUUID(), "never", new Date()]))
+          .catch((e: unknown) => e);
+        expect(isDatabaseUnavailable(error)).toBe(true);
+        other.exec("ROLLBACK");
+      } finally {
+        clearInterval(ticker);
+        other.close();
+      }
+    },
+    15_000,
+  );
+});
+
+/** Sends `payload` until a listener of `channel` has it, so the listener is known to be connected. */
+async function untilHeard(sender: Database, channel: string, heard: string[], payload: string) {
+  const deadline = Date.now() + 5_000;
+  while (!heard.includes(payload)) {
+    if (Date.now() > deadline) throw new Error(`${payload} never arrived`);
+    await sender.notify(channel, payload);
+    await sleep(50);
+  }
+}
+
+async function waitFor(condition: () => boolean, ms: number) {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) return false;
+    await sleep(5);
+  }
+  return true;
+}
+
+describe("notify and listen", () => {
+  it("a notification sent in a transaction arrives after its commit, never after a rollback", async () => {
+    const heard: string[] = [];
+    const stop = db.listen("test_tx", (payload) => heard.push(payload));
+    try {
+      await untilHeard(db, "test_tx", heard, "ready");
+      await db
+        .transaction(async (tx) => {
+          await db.notify("test_tx", "rolled back", tx);
+          throw new Error("rollback");
+        })
+        .catch(() => {});
+      let committed = false;
+      await db.transaction(async (tx) => {
+        await tx.notify("test_tx", "committed");
+        await sleep(100);
+        expect(heard).not.toContain("committed");
+        committed = true;
+      });
+      expect(committed).toBe(true);
+      expect(await waitFor(() => heard.includes("committed"), 1_000)).toBe(true);
+      expect(heard).not.toContain("rolled back");
+    } finally {
+      stop();
+    }
+  });
+
+  it("another instance's commit wakes this instance's listeners within 1 s", async () => {
+    const other = await connectDatabase(database.url);
+    const heard: string[] = [];
+    const stop = other.listen("events", (payload) => heard.push(payload));
+    try {
+      await untilHeard(other, "events", heard, "ready");
+      heard.length = 0;
+      const agent = await agentsService.create(db, { name: "seen elsewhere", type: "worker" });
+      // SQLite cannot say which agent another process changed: its listeners are woken with "".
+      const expected = testProvider === "postgresql" ? agent.id : "";
+      expect(await waitFor(() => heard.includes(expected), 1_000)).toBe(true);
+    } finally {
+      stop();
+      await other.close();
+    }
+  });
+});
