@@ -36,6 +36,9 @@ const envSchema = z
     MAX_EVENT_LOOP_DELAY_MS: optional(z.coerce.number().int().min(1).default(1000)),
     LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
     WEB_CONCURRENCY: optional(z.coerce.number().int().min(1).max(64).default(1)),
+    OTEL_EXPORTER_OTLP_ENDPOINT: optional(
+      z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+    ),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -80,5 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     load: { maxInFlight: e.MAX_IN_FLIGHT, maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS },
     /** Worker processes sharing the port (node:cluster); 1 serves from the main process. */
     webConcurrency: e.WEB_CONCURRENCY,
+    /** Where traces go (OTLP/HTTP); unset, tracing is off and none of its code is loaded. */
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
   };
 }

@@ -1,11 +1,8 @@
 import cluster from "node:cluster";
 import type { Server } from "node:http";
-import { createApp } from "./app.js";
 import { superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
-import { connectDatabase, migrateDatabase } from "./db.js";
 import { createLogger } from "./logger.js";
-import { seedSampleData } from "./services/data/seed.js";
 
 // In-flight requests get this long to finish after SIGTERM/SIGINT.
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -19,6 +16,12 @@ async function main() {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }
+  // Tracing patches http, express and pg as they load, so it starts before the
+  // app's modules are imported; when it is off, none of its code is loaded.
+  const stopTracing = config.otlpEndpoint ? (await import("./telemetry/tracing.js")).startTracing() : undefined;
+  const { createApp } = await import("./app.js");
+  const { connectDatabase, migrateDatabase } = await import("./db.js");
+  const { seedSampleData } = await import("./services/data/seed.js");
   const logger = createLogger(config.logLevel);
 
   // Migrations and the sample data happen once, before any worker exists.
@@ -56,6 +59,7 @@ async function main() {
     forced.unref();
     server.close(async () => {
       await db.$disconnect();
+      await stopTracing?.();
       logger.info("stopped");
       logger.flush();
       process.exit(0);
