@@ -76,25 +76,8 @@ async function typeCheck(files: Record<string, string>) {
   return { code: done.code, errors: done.stdout.split("\n").filter((line) => / error TS\d+:/.test(line)) };
 }
 
-const client = `import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
-import type { Agent, AppRouter, RouterInputs, Task } from "agent-management-api/client";
-
-const api = createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: "http://127.0.0.1:8000/trpc" })] });
-
-export async function firstTasks(): Promise<{ agent: Agent; tasks: Task[] }> {
-  const input: RouterInputs["agents"]["create"] = { name: "Scout", type: "worker" };
-  const agent = await api.agents.create.mutate(input);
-  const tasks = await api.tasks.list.query({ agent_id: agent.id, status: "pending", limit: 10 });
-  const titles: string[] = tasks.map((task) => task.title);
-  return { agent, tasks: titles.length > 0 ? tasks : [] };
-}
-
-export function describeError(cause: unknown): string {
-  if (!(cause instanceof TRPCClientError)) return "unexpected";
-  const error: TRPCClientError<AppRouter> = cause;
-  return \`\${error.data?.httpStatus ?? 0} \${error.message}\`;
-}
-`;
+/** The README's front-end example, as the front end's own file. */
+const client = readFileSync(new URL("../examples/front-end-client.ts", import.meta.url), "utf8");
 
 describe("the packed client entry", () => {
   it("holds the declaration and nothing of the service's sources", () => {
@@ -119,7 +102,7 @@ describe("the packed client entry", () => {
     expect(Object.keys(scripts).filter((name) => /^(pre|post)?install$/.test(name))).toEqual([]);
   });
 
-  it("type-checks a client of agents.create and tasks.list under tsc --init's defaults", {
+  it("type-checks the README's client of agents.create and tasks.list under tsc --init's defaults", {
     timeout: 120_000,
   }, async () => {
     expect(await typeCheck({ "client.ts": client })).toEqual({ code: 0, errors: [] });
