@@ -7,7 +7,8 @@
 // router out instead: each procedure's input and output as plain types, the
 // error shape, and `ctx`/`meta` as `object` (a client never sees them). Types
 // the printed ones name (JsonValue, the error kinds) are copied in; anything
-// else from outside @trpc/server stops the build with the type's name.
+// else from outside @trpc/server and zod (what a front end has) stops the
+// build with the type's name.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,8 +17,10 @@ import ts from "typescript";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const entryFile = join(root, "src/client/index.ts");
 const outDir = join(root, "dist/client");
-/** Namespace the generated file imports @trpc/server's types under. */
-const trpc = "TRPC";
+/** The packages a front end has, and the namespace the generated file imports each under. */
+const packages = { "@trpc/server": "TRPC", zod: "Zod" } as const;
+type Package = keyof typeof packages;
+const trpc = packages["@trpc/server"];
 const { factory } = ts;
 
 class ClientTypesError extends Error {}
@@ -41,20 +44,22 @@ const procedureKinds = {
   subscription: "TRPCSubscriptionProcedure",
 } as const;
 
-/** Prints types as nodes that name only @trpc/server, globals and the types it copies in. */
+/** Prints types as nodes that name only @trpc/server, zod, globals and the types it copies in. */
 class TypePrinter {
   private readonly printer = ts.createPrinter({ removeComments: true });
   /** Copied-in declarations, by the symbol they copy. */
   private readonly copied = new Map<ts.Symbol, { name: string; text?: string }>();
   private readonly usedNames: Set<string>;
-  private trpcNames: Map<ts.Symbol, string> | undefined;
+  private publicNames: Map<ts.Symbol, { from: Package; name: string }> | undefined;
+  /** The packages the printed types name. */
+  readonly imported = new Set<Package>(["@trpc/server"]);
 
   constructor(
     private readonly program: ts.Program,
     private readonly entry: ts.SourceFile,
     reservedNames: Iterable<string>,
   ) {
-    this.usedNames = new Set([trpc, ...reservedNames]);
+    this.usedNames = new Set([...Object.values(packages), ...reservedNames]);
   }
 
   private get checker() {
@@ -63,7 +68,7 @@ class TypePrinter {
 
   print(type: ts.Type, inTypeAlias = false): string {
     // IgnoreErrors: without a module resolver the builder cannot name
-    // @trpc/server's or the sources' types, and writes import("<absolute path>")
+    // the packages' or the sources' types, and writes import("<absolute path>")
     // types instead, which rewrite() maps; a name it leaves unresolved fails check().
     const flags =
       ts.NodeBuilderFlags.NoTruncation |
@@ -101,9 +106,10 @@ class TypePrinter {
     }
     const typeArguments = node.typeArguments?.map((argument) => visit(argument) as ts.TypeNode);
     const { file, symbol } = this.resolveImport(specifier, qualifier.text);
-    const publicName = this.trpcExports().get(symbol);
-    if (publicName) {
-      const name = factory.createQualifiedName(factory.createIdentifier(trpc), publicName);
+    const exported = this.packageExports().get(symbol);
+    if (exported) {
+      this.imported.add(exported.from);
+      const name = factory.createQualifiedName(factory.createIdentifier(packages[exported.from]), exported.name);
       return factory.createTypeReferenceNode(name, typeArguments);
     }
     if (!file.fileName.startsWith(join(root, "src/"))) {
@@ -145,18 +151,21 @@ class TypePrinter {
     return resolvedModule && this.program.getSourceFile(resolvedModule.resolvedFileName);
   }
 
-  /** @trpc/server's public name of each declaration it exports. */
-  private trpcExports(): Map<ts.Symbol, string> {
-    if (this.trpcNames) return this.trpcNames;
-    const file = this.sourceFileOfModule("@trpc/server");
-    const module = file && this.checker.getSymbolAtLocation(file);
-    if (!module) throw new ClientTypesError("cannot resolve @trpc/server");
-    this.trpcNames = new Map();
-    for (const exported of this.checker.getExportsOfModule(module)) {
-      const target = exported.flags & ts.SymbolFlags.Alias ? this.checker.getAliasedSymbol(exported) : exported;
-      if (!this.trpcNames.has(target)) this.trpcNames.set(target, exported.name);
+  /** The public name, in @trpc/server or zod, of each declaration they export. */
+  private packageExports(): Map<ts.Symbol, { from: Package; name: string }> {
+    if (this.publicNames) return this.publicNames;
+    const names = new Map<ts.Symbol, { from: Package; name: string }>();
+    for (const from of Object.keys(packages) as Package[]) {
+      const file = this.sourceFileOfModule(from);
+      const module = file && this.checker.getSymbolAtLocation(file);
+      if (!module) throw new ClientTypesError(`cannot resolve ${from}`);
+      for (const exported of this.checker.getExportsOfModule(module)) {
+        const target = exported.flags & ts.SymbolFlags.Alias ? this.checker.getAliasedSymbol(exported) : exported;
+        if (!names.has(target)) names.set(target, { from, name: exported.name });
+      }
     }
-    return this.trpcNames;
+    this.publicNames = names;
+    return names;
   }
 
   /** Copies an exported type alias or interface of the service's sources; returns its local name. */
@@ -220,8 +229,11 @@ function entryText(entry: ts.SourceFile, routerImport: ts.ImportDeclaration): st
     if (!typeOnly) throw new ClientTypesError(`src/client/index.ts must hold types only: ${statement.getText()}`);
     if (ts.isImportDeclaration(statement) && statement !== routerImport) {
       const from = (statement.moduleSpecifier as ts.StringLiteral).text;
-      if (from !== "@trpc/server")
-        throw new ClientTypesError(`src/client/index.ts may import types from @trpc/server only`);
+      if (!(from in packages)) {
+        throw new ClientTypesError(
+          `src/client/index.ts may import types from ${Object.keys(packages).join(" and ")} only`,
+        );
+      }
     }
   }
   const text = entry.getFullText();
@@ -263,7 +275,7 @@ function generate(): string {
 
   return [
     "// Generated by scripts/client-types.ts from src/client/index.ts and the router: do not edit.",
-    `import type * as ${trpc} from "@trpc/server";`,
+    ...[...printer.imported].map((from) => `import type * as ${packages[from]} from "${from}";`),
     "",
     entryText(entry, routerImport).trim(),
     "",
