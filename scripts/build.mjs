@@ -23,6 +23,7 @@ const inputs = [
   "src",
   "scripts/build.mjs",
   "scripts/client-types.ts",
+  "scripts/client-types-printer.ts",
   "tsconfig.json",
   "tsconfig.build.json",
   "package.json",
