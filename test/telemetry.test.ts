@@ -134,7 +134,8 @@ describe("with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
 });
 
 describe("with OTEL_EXPORTER_OTLP_ENDPOINT unset", () => {
-  it("loads no OpenTelemetry module and serves traceparent requests as before", async () => {
+  // Starting a process takes a while on a loaded machine (and on PostgreSQL, migrating does).
+  it("loads no OpenTelemetry module and serves traceparent requests as before", { timeout: 60_000 }, async () => {
     const modules = join(logs, "untraced.log");
     const service = start(["src/main.ts"], { OTEL_EXPORTER_OTLP_ENDPOINT: "" }, modules);
     const port = await service.port;
@@ -166,7 +167,7 @@ describe("OTEL_EXPORTER_OTLP_ENDPOINT", () => {
 });
 
 describe("currentTraceId(), for the request's log line", () => {
-  it("is the trace id of the request being served", async () => {
+  it("is the trace id of the request being served", { timeout: 60_000 }, async () => {
     const fixture = fileURLToPath(new URL("helpers/trace-id-server.ts", import.meta.url));
     const server = start([fixture], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, join(logs, "trace-id.log"));
     const url = `http://127.0.0.1:${await server.port}/`;
