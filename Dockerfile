@@ -13,9 +13,14 @@ RUN npm run build && npm prune --omit=dev --ignore-scripts
 
 FROM node:20-bookworm-slim
 WORKDIR /app
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=8000
+# The embedded SQLite database lives in a volume, so it outlives the container;
+# DATABASE_URL=postgresql://… uses PostgreSQL instead.
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8000 DATABASE_URL=file:/data/agents.db
 COPY --from=build /app /app
-RUN mkdir -p /app/data && chown node /app/data
+RUN mkdir -p /data && chown node /data
+VOLUME /data
 EXPOSE 8000
 USER node
+# Healthy while /readyz answers 200: the database answers and no migration is pending.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 CMD ["node", "scripts/healthcheck.mjs"]
 CMD ["node", "dist/src/main.js"]

@@ -1,6 +1,7 @@
 // Writes prisma/<provider>/schema.prisma for each provider from the single
 // model file prisma/models.prisma, then generates each provider's client.
-// Run by `npm install` (postinstall).
+// Run by `npm install` and `npm ci` (the `prepare` script: in a checkout only,
+// never where the packed package is installed).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";

@@ -54,6 +54,9 @@ const envSchema = z
     ),
     WEBHOOK_DISABLE_AFTER_HOURS: optional(z.coerce.number().min(0).max(87_600).default(120)),
     WEBHOOK_TIMEOUT_SECONDS: optional(z.coerce.number().positive().max(60).default(10)),
+    OTEL_EXPORTER_OTLP_ENDPOINT: optional(
+      z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+    ),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -123,5 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       disableAfterHours: e.WEBHOOK_DISABLE_AFTER_HOURS,
       timeoutMs: Math.round(e.WEBHOOK_TIMEOUT_SECONDS * 1000),
     },
+    /** Where traces go (OTLP/HTTP); unset, tracing is off and none of its code is loaded. */
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
   };
 }

@@ -1,11 +1,8 @@
 import cluster from "node:cluster";
 import { createServer } from "node:http";
-import { createApp } from "./app.js";
 import { superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
-import { seedSampleData } from "./data/importer/seed.js";
-import { connectDatabase, type Database } from "./db/index.js";
-import { connectMigrated } from "./db/migrations.js";
+import type { Database } from "./db/index.js";
 import { createLogger } from "./logger.js";
 
 // In-flight requests get this long to finish after SIGTERM/SIGINT.
@@ -20,6 +17,13 @@ async function main() {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }
+  // Tracing patches http, express and pg as they load, so it starts before the
+  // app's modules are imported; when it is off, none of its code is loaded.
+  const stopTracing = config.otlpEndpoint ? (await import("./telemetry/tracing.js")).startTracing() : undefined;
+  const { createApp } = await import("./app.js");
+  const { connectDatabase } = await import("./db/index.js");
+  const { connectMigrated } = await import("./db/migrations.js");
+  const { seedSampleData } = await import("./data/importer/seed.js");
   const logger = createLogger(config.logLevel);
 
   // Migrations and the sample data happen once, before any worker exists.
@@ -54,6 +58,7 @@ async function main() {
     forced.unref();
     server.close(async () => {
       await db.close();
+      await stopTracing?.();
       logger.info("stopped");
       logger.flush();
       process.exit(0);

@@ -1,0 +1,26 @@
+// A front end's typed client, in a project of its own: the router's type and
+// its input and output types come from the packed package's `client` entry;
+// nothing of the server comes along. test/client-package.test.ts type-checks
+// this file in such a project, with `tsc --init`'s default settings.
+import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
+import type { Agent, AppRouter, RouterInputs, Task } from "agent-management-api/client";
+
+const api = createTRPCClient<AppRouter>({
+  links: [httpBatchLink({ url: "http://127.0.0.1:8000/trpc" })],
+});
+
+/** Creates an agent, gives it a task, and lists its pending tasks. */
+export async function startScout(): Promise<{ agent: Agent; pending: Task[] }> {
+  const input: RouterInputs["agents"]["create"] = { name: "Scout", type: "worker" };
+  const agent = await api.agents.create.mutate(input);
+  await api.tasks.create.mutate({ agent_id: agent.id, title: "Survey the area", priority: 5 });
+  const pending = await api.tasks.list.query({ agent_id: agent.id, status: "pending", limit: 10 });
+  return { agent, pending };
+}
+
+/** What a failed call says: its HTTP status, its tRPC code and a readable message. */
+export function explain(cause: unknown): string {
+  if (!(cause instanceof TRPCClientError)) throw cause;
+  const error: TRPCClientError<AppRouter> = cause;
+  return `${error.data?.httpStatus} ${error.data?.code}: ${error.message}`;
+}

@@ -1,0 +1,67 @@
+// The build: tsc into dist/, then the client entry's declaration
+// (scripts/client-types.ts), then a stamp of what was built.
+//
+//   node scripts/build.mjs               build (npm run build)
+//   node scripts/build.mjs --if-changed  build only when the inputs differ from the stamp (npm start)
+//
+// The stamp is a SHA-256 of the inputs' paths and contents, not their mtimes:
+// a checkout, a copy or an image layer changes mtimes without changing what
+// tsc would write, and hashing the ~1 MB of inputs takes a few milliseconds.
+// It is written only after a successful build, from the hash taken before it,
+// so an interrupted build or an edit during the build means another build.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const stampFile = join(root, "dist", ".build-stamp");
+/** Everything the build reads besides node_modules; a folder means every file under it. */
+const inputs = [
+  "src",
+  "scripts/build.mjs",
+  "scripts/client-types.ts",
+  "scripts/client-types-printer.ts",
+  "tsconfig.json",
+  "tsconfig.build.json",
+  "package.json",
+  "package-lock.json",
+];
+
+/** Every file under `path` (a folder), or `path` itself (a file). */
+function filesOf(path) {
+  if (!existsSync(path)) return [];
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+/** One hash of every input file's path and content, in a stable order. */
+function inputsHash() {
+  const files = inputs.flatMap((input) => filesOf(join(root, input))).sort();
+  const hash = createHash("sha256");
+  for (const file of files) {
+    hash.update(`${relative(root, file)}\0`);
+    hash.update(readFileSync(file));
+    hash.update("\0");
+  }
+  return hash.digest("hex");
+}
+
+function run(script, args) {
+  const done = spawnSync(process.execPath, [script, ...args], { cwd: root, stdio: "inherit" });
+  if (done.status !== 0) process.exit(done.status ?? 1);
+}
+
+const hash = inputsHash();
+if (process.argv.includes("--if-changed") && existsSync(stampFile) && readFileSync(stampFile, "utf8") === hash) {
+  process.exit(0);
+}
+rmSync(stampFile, { force: true });
+const require = createRequire(import.meta.url);
+run(require.resolve("typescript/bin/tsc"), ["-p", "tsconfig.build.json"]);
+run(require.resolve("tsx/cli"), ["scripts/client-types.ts"]);
+writeFileSync(stampFile, hash);

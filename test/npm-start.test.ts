@@ -1,0 +1,101 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { appendFileSync, readFileSync, statSync, utimesSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./helpers/databases.js";
+import { copyProject, type ProjectCopy } from "./helpers/project-copy.js";
+
+// SPEC §14.2: `npm start` on a built tree answers within 3 seconds; it builds
+// only when the sources changed since the last build.
+const startBudgetMs = 3000;
+
+let project: ProjectCopy;
+let database: TestDatabase;
+const running = new Set<ChildProcess>();
+
+beforeAll(async () => {
+  project = copyProject();
+  database = await createTestDatabase(inject("templateDatabase"));
+});
+afterAll(async () => {
+  for (const child of running) stop(child);
+  await database.drop();
+  project.remove();
+});
+
+/** `npm start` in its own process group, so stopping it stops the service npm started. */
+function npmStart() {
+  const child = spawn("npm", ["start"], {
+    cwd: project.dir,
+    detached: true,
+    env: { ...process.env, DATABASE_URL: database.url, PORT: "0", SEED_SAMPLE_DATA: "false", LOG_LEVEL: "info" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  running.add(child);
+  let stdout = "";
+  let stderr = "";
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const port = new Promise<number>((resolve, reject) => {
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+      const match = /"port":(\d+)/.exec(stdout);
+      if (match) resolve(Number(match[1]));
+    });
+    exited.then((code) => reject(new Error(`npm start exited (${code}) before listening:\n${stdout}\n${stderr}`)));
+  });
+  return { child, port, exited };
+}
+
+function stop(child: ChildProcess) {
+  running.delete(child);
+  if (child.pid && child.exitCode === null) process.kill(-child.pid, "SIGTERM");
+}
+
+async function startAndStop(): Promise<number> {
+  const startedAt = performance.now();
+  const service = npmStart();
+  const port = await service.port;
+  const response = await fetch(`http://127.0.0.1:${port}/agents`);
+  const elapsed = performance.now() - startedAt;
+  expect(response.status).toBe(200);
+  stop(service.child);
+  await service.exited;
+  return elapsed;
+}
+
+const file = (path: string) => join(project.dir, path);
+const builtAt = () => statSync(file("dist/src/main.js")).mtimeMs;
+
+describe("npm start", () => {
+  it("on a built tree answers within 3 s and does not build again", { timeout: 300_000 }, async () => {
+    const build = await project.run("npm", ["run", "build"]);
+    expect(build.code, build.stderr).toBe(0);
+    const built = builtAt();
+    const stamp = readFileSync(file("dist/.build-stamp"), "utf8");
+
+    // A new mtime with the same content (a checkout, a copy) is not a change.
+    const now = new Date();
+    utimesSync(file("src/config.ts"), now, now);
+
+    expect(await startAndStop()).toBeLessThan(startBudgetMs);
+    expect(builtAt()).toBe(built);
+    expect(readFileSync(file("dist/.build-stamp"), "utf8")).toBe(stamp);
+  });
+
+  it("builds first when a source changed since the last build", { timeout: 300_000 }, async () => {
+    const stamp = readFileSync(file("dist/.build-stamp"), "utf8");
+    appendFileSync(file("src/config.ts"), "\n// Changed after the build.\n");
+
+    await startAndStop();
+    expect(readFileSync(file("dist/src/config.js"), "utf8")).toContain("// Changed after the build.");
+    expect(readFileSync(file("dist/.build-stamp"), "utf8")).not.toBe(stamp);
+
+    // And the next start is a fast one again.
+    const built = builtAt();
+    expect(await startAndStop()).toBeLessThan(startBudgetMs);
+    expect(builtAt()).toBe(built);
+  });
+});
