@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { connectDatabase, type Database } from "../src/db/index.js";
 import { recordEvents } from "../src/events/outbox.js";
@@ -7,7 +8,7 @@ import { eventLogHead, readEvents } from "../src/events/read.js";
 import type { AgentOut } from "../src/schemas/agents.js";
 import { agentsService } from "../src/services/agents.js";
 import { tasksService } from "../src/services/tasks.js";
-import { createTestDatabase, type TestDatabase, testProvider } from "./helpers/databases.js";
+import { createTestDatabase, postgresAdminUrl, type TestDatabase, testProvider } from "./helpers/databases.js";
 
 // The reader and two writers each have their own connections (on PostgreSQL,
 // their own pools), as separate processes would.
@@ -117,6 +118,26 @@ describe(`the event log on ${testProvider}`, () => {
       const events = await readEvents(database.db, { after: head });
       expect(events.map((event) => event.agent_id)).toEqual([olderId, newer.id]);
       expect(events[1]?.id).toBeGreaterThan(events[0]?.id as bigint);
+    },
+  );
+
+  it.runIf(testProvider === "postgresql")(
+    "a transaction running in another database of the cluster holds no reader back",
+    async () => {
+      const head = await eventLogHead(database.db);
+      const elsewhere = new pg.Client({ connectionString: postgresAdminUrl });
+      await elsewhere.connect();
+      try {
+        await elsewhere.query("BEGIN");
+        // Taking a transaction id puts it in every snapshot's list of running transactions.
+        await elsewhere.query("SELECT pg_current_xact_id()");
+        const agent = await agentsService.create(writers[0] as Database, { name: "meanwhile", type: "worker" });
+        const events = await readEvents(database.db, { after: head });
+        expect(events.map((event) => [event.type, event.agent_id])).toEqual([["agent.created", agent.id]]);
+      } finally {
+        await elsewhere.query("ROLLBACK");
+        await elsewhere.end();
+      }
     },
   );
 });

@@ -5,12 +5,22 @@ import type { EventRecord, EventType } from "./types.js";
 const columns = "id, type, occurred_at, agent_id, task_id, data";
 
 /**
- * PostgreSQL: only events below the oldest transaction still running, in the
- * same statement. Every transaction with a smaller id has ended, so an event
- * that becomes visible later has a larger id than any returned now (SPEC
- * §12.1). SQLite needs no horizon: its writers are serialised.
+ * PostgreSQL: only events below the oldest transaction of this database still
+ * running, in the same statement. Every transaction with a smaller id has
+ * ended, so an event that becomes visible later has a larger id than any
+ * returned now (SPEC §12.1). The snapshot's xmin would do, but it counts the
+ * transactions of every database in the cluster: a long one elsewhere (a
+ * CREATE DATABASE, a migration, a report) would hold every reader back. So a
+ * running transaction is skipped only when pg_stat_activity shows it belongs
+ * to another database; one it cannot place still counts, which is safe.
+ * SQLite needs no horizon: its writers are serialised.
  */
-const horizon = `pg_snapshot_xmin(pg_current_snapshot())::text::bigint * ${ordinalsPerTransaction}`;
+const horizon = `(SELECT COALESCE(
+    (SELECT MIN(running::text::bigint) FROM pg_snapshot_xip(pg_current_snapshot()) AS running
+      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity AS other
+        WHERE other.datname IS NOT NULL AND other.datname <> current_database()
+          AND other.backend_xid::text::bigint = running::text::bigint % 4294967296)),
+    pg_snapshot_xmax(pg_current_snapshot())::text::bigint) * ${ordinalsPerTransaction})`;
 
 const page = <Args extends [bigint, number, ...string[]]>(name: string, sqlite: string, postgresql: string) =>
   statement<EventRecord, Args>(name, {
