@@ -24,6 +24,8 @@ export interface Call {
   localAddress?: string;
   agent?: Agent | false;
   timeoutMs?: number;
+  /** Called once the whole request has been handed to the connection (so it is connected, and on its way). */
+  onSent?: () => void;
 }
 
 export function keepAliveAgent(maxSockets: number) {
@@ -72,12 +74,18 @@ export function send(base: string, call: Call): Promise<Outcome> {
     );
     // A deadline for the whole exchange, connecting included (req.setTimeout starts only once connected).
     deadline = setTimeout(() => {
-      done({ status: 0, headers: {}, body: "", error: "TIMEOUT" });
+      done({
+        status: 0,
+        headers: {},
+        body: "",
+        error: `TIMEOUT reused=${req.reusedSocket} connecting=${req.socket?.connecting} written=${req.socket?.bytesWritten} read=${req.socket?.bytesRead} head=${headAt > 0}`,
+      });
       req.destroy();
     }, call.timeoutMs ?? 30_000);
     req.on("error", (error: NodeJS.ErrnoException) =>
       done({ status: 0, headers: {}, body: "", error: error.code ?? error.message }),
     );
+    if (call.onSent) req.once("finish", call.onSent);
     req.end(call.body);
   });
 }

@@ -1,8 +1,9 @@
 // Many concurrent connections, each a client sending one request after
-// another for a while. Connections open over a ramp; only requests sent
-// after it count towards latencies, but every request must end in a response.
-
-import { type Call, keepAliveAgent, type Outcome, send } from "./http.js";
+// another for a while, and waiting as told (Retry-After, at most 1 s) after a
+// 503, as a well-behaved client does. Connections open over a ramp; only
+// requests sent after it count towards latencies, but every request must end
+// in a response within the given time.
+import { type Answer, Connection } from "./connection.js";
 import { finish, input, ownLag, percentile, sortedNumbers } from "./ipc.js";
 
 export interface OverloadInput {
@@ -37,76 +38,70 @@ export interface OverloadResult {
 }
 
 const options = await input<OverloadInput>();
+const url = new URL(options.url);
 const lag = ownLag();
 const pick = <T>(items: T[]) => items[Math.floor(Math.random() * items.length)] as T;
 const clientAddress = (n: number) => `127.10.${Math.floor(n / 200)}.${(n % 200) + 10}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let counter = 0;
 
-function nextCall(): Call {
+function nextCall(): [method: string, path: string, body?: string] {
   const roll = Math.random();
-  if (roll < options.postShare) {
-    return { method: "POST", path: "/agents", body: JSON.stringify({ name: `load-${counter++}`, type: "worker" }) };
-  }
+  if (roll < options.postShare)
+    return ["POST", "/agents", JSON.stringify({ name: `load-${counter++}`, type: "worker" })];
   if (roll < options.postShare + options.patchShare) {
-    return { method: "PATCH", path: `/agents/${pick(options.ids)}`, body: JSON.stringify({ name: `p-${counter++}` }) };
+    return ["PATCH", `/agents/${pick(options.ids)}`, JSON.stringify({ name: `p-${counter++}` })];
   }
-  return { method: "GET", path: `/agents/${pick(options.ids)}` };
+  return ["GET", `/agents/${pick(options.ids)}`];
 }
 
 const started = Date.now();
 const measureFrom = started + options.rampMs;
 const endAt = measureFrom + options.measureMs;
-// Only what the figures need is kept: a run makes tens of thousands of requests.
-const measured: Pick<Outcome, "status" | "ms" | "headers">[] = [];
+const measured: Answer[] = [];
 const unansweredReasons: Record<string, number> = {};
 let unanswered = 0;
 
-async function connection(n: number) {
-  await new Promise((resolve) => setTimeout(resolve, (n / options.connections) * options.rampMs));
-  const agent = keepAliveAgent(1);
-  const localAddress = clientAddress(n % options.clients);
+async function client(n: number) {
+  await sleep((n / options.connections) * options.rampMs);
+  const connection = new Connection(url.hostname, Number(url.port), clientAddress(n % options.clients));
   while (Date.now() < endAt) {
     const sentAt = Date.now();
-    const outcome = await send(options.url, { ...nextCall(), agent, localAddress, timeoutMs: options.giveUpMs });
-    if (outcome.status === 0) {
+    const [method, path, body] = nextCall();
+    const answer = await connection.request(method, path, body, options.giveUpMs);
+    if (answer.status === 0) {
       unanswered++;
-      const reason = outcome.error ?? "unknown";
+      const reason = answer.error ?? "unknown";
       unansweredReasons[reason] = (unansweredReasons[reason] ?? 0) + 1;
     }
-    if (sentAt >= measureFrom) {
-      const retryAfter = outcome.headers["retry-after"];
-      measured.push({
-        status: outcome.status,
-        ms: outcome.ms,
-        headers: retryAfter ? { "retry-after": retryAfter } : {},
-      });
-    }
+    if (sentAt >= measureFrom) measured.push(answer);
+    if (answer.status === 503) await sleep(Math.min(1000, 1000 * (Number(answer.retryAfter) || 1)));
+    else if (answer.status === 0) await sleep(100); // a connection that failed is not retried in a spin
   }
-  agent.destroy();
+  connection.close();
 }
 
-await Promise.all(Array.from({ length: options.connections }, (_, n) => connection(n)));
+await Promise.all(Array.from({ length: options.connections }, (_, n) => client(n)));
 
-const answered = measured.filter((o) => o.status !== 0);
-const admitted = sortedNumbers(answered.filter((o) => o.status >= 200 && o.status < 300).map((o) => o.ms));
-const shed = answered.filter((o) => o.status === 503);
+const answered = measured.filter((a) => a.status !== 0);
+const admitted = sortedNumbers(answered.filter((a) => a.status >= 200 && a.status < 300).map((a) => a.ms));
+const shed = answered.filter((a) => a.status === 503);
 const otherStatuses: Record<string, number> = {};
-for (const o of answered) {
-  if ((o.status < 200 || o.status >= 300) && o.status !== 503) {
-    otherStatuses[o.status] = (otherStatuses[o.status] ?? 0) + 1;
-  }
+for (const a of answered) {
+  if ((a.status < 200 || a.status >= 300) && a.status !== 503)
+    otherStatuses[a.status] = (otherStatuses[a.status] ?? 0) + 1;
 }
 const result: OverloadResult = {
   measured: measured.length,
   admitted: admitted.length,
   admittedP99: percentile(admitted, 99),
   shed: shed.length,
-  shedP99: percentile(sortedNumbers(shed.map((o) => o.ms)), 99),
-  shedWithoutRetryAfter: shed.filter((o) => !o.headers["retry-after"]).length,
+  shedP99: percentile(sortedNumbers(shed.map((a) => a.ms)), 99),
+  shedWithoutRetryAfter: shed.filter((a) => !a.retryAfter).length,
   otherStatuses,
   unanswered,
   unansweredReasons,
-  slowest: Math.max(0, ...answered.map((o) => o.ms)),
+  slowest: answered.reduce((most, a) => Math.max(most, a.ms), 0),
   lagP99: lag.p99Ms(),
 };
 finish(result);

@@ -66,12 +66,13 @@ for (let i = 0; i < options.inFlight; i++) {
     heads.push(new Promise((resolve) => (onSent = resolve)));
     pending.push(track("in flight", upload(body, half, onSent)));
   } else {
-    pending.push(
-      track("in flight", send(options.url, { method: "GET", path: `/agents?limit=${options.pageSize}`, agent: burst })),
-    );
-    heads.push(Promise.resolve());
+    let onSent!: () => void;
+    heads.push(new Promise((resolve) => (onSent = resolve)));
+    const path = `/agents?limit=${options.pageSize}`;
+    pending.push(track("in flight", send(options.url, { method: "GET", path, agent: burst, onSent })));
   }
 }
+// Signalled only once every request is on the wire: then each one really is in flight.
 await Promise.all(heads);
 tell({ type: "fired" });
 
@@ -151,9 +152,9 @@ for (const outcome of outcomes) {
     lostReasons[reason] = (lostReasons[reason] ?? 0) + 1;
   }
 }
-// Draining: every answer to a keep-alive client's request sent after the signal, and every answer
-// that arrived well after it (one still in transit at the signal may have been sent before it).
-const draining = outcomes.filter((o) => o.status > 0 && (o.group === "keep-alive" || o.headAt >= signalledAt + 500));
+// Draining: answers that arrived well after the signal. One that arrived sooner may have been
+// made before the service handled the signal (its event loop may be busy with the burst).
+const draining = outcomes.filter((o) => o.status > 0 && o.headAt >= signalledAt + 1000);
 const result: ShutdownResult = {
   requests: outcomes.length,
   inFlightAtSignal,
