@@ -70,8 +70,9 @@ describe.each(providers)("tRPC batches on %s", (provider) => {
         const before = await digests.digest();
         const status = await createBatch(service.url, size);
         const changed = changedTables(before, await digests.digest());
-        f.within(`${size} creates in one batch: HTTP status`, status, 400, 499);
-        f.atMost(`${size} creates in one batch: tables changed`, changed.length, 0);
+        const label = `${size.toLocaleString("en-US")} creates in one batch`;
+        f.within(`${label}: HTTP status`, status, 400, 499);
+        f.atMost(`${label}: tables changed`, changed.length, 0);
       }
     } finally {
       await digests.close();

@@ -138,7 +138,6 @@ describe.each(providers)("fuzzing on %s", (provider) => {
     if (findings.length > 0)
       console.log(`fuzzing on ${provider}: findings by kind and problem (all in ${report})\n${summary(findings)}`);
 
-    f.info("seed", seed);
     f.atLeast("requests sent (or skipped as a repeat of a crash)", counts.sent + skipped, requestCount);
     f.info("REST operations covered", operations.length);
     f.info("tRPC procedures covered", routerProcedures.length);

@@ -15,6 +15,13 @@ export default class FiguresReporter implements Reporter {
       for (const test of module.children.allTests()) rows.push(...(test.meta().chaosFigures ?? []));
     }
     if (rows.length === 0) return;
+    // Files run in whatever order the runner picks: the table goes by scenario, then database.
+    const databases = ["sqlite", "postgresql"];
+    rows.sort(
+      (a, b) =>
+        Number.parseInt(a.scenario, 10) - Number.parseInt(b.scenario, 10) ||
+        databases.indexOf(a.database) - databases.indexOf(b.database),
+    );
     const header = ["scenario", "database", "figure", "value", "bound", "result"];
     const cells = rows.map((r) => [
       r.scenario,

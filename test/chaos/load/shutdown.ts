@@ -76,18 +76,21 @@ for (let i = 0; i < options.inFlight; i++) {
 await Promise.all(heads);
 tell({ type: "fired" });
 
-// 3. The signal was sent: note what is in flight, finish the bodies, and have every
-// keep-alive client send its next request on its open connection at once.
+// 3. The signal was sent. The uploads finish a second later, so the service is still draining
+// then (a service that waits for its in-flight requests cannot be done before). Meanwhile
+// the keep-alive clients send their next request on their open connection, one every 5 ms:
+// some before the service has even handled the signal, the rest while it drains.
 await next("signalled");
 const signalledAt = Date.now();
 const inFlightAtSignal = outstanding;
 setTimeout(() => {
   for (const complete of finishBodies) complete();
-}, 100);
-for (const agent of keepAlive) {
-  pending.push(
-    track("keep-alive", send(options.url, { method: "GET", path: "/agents?limit=1", agent, timeoutMs: 20_000 })),
+}, 1000);
+for (const [i, agent] of keepAlive.entries()) {
+  const sent = new Promise((resolve) => setTimeout(resolve, i * 5)).then(() =>
+    send(options.url, { method: "GET", path: "/agents?limit=1", agent, timeoutMs: 20_000 }),
   );
+  pending.push(track("keep-alive", sent));
 }
 await Promise.all(pending);
 
