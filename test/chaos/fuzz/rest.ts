@@ -13,7 +13,7 @@ import {
   wrongContentTypes,
 } from "./hostile.js";
 import { type Body, type FuzzRequest, Ref } from "./request.js";
-import { acceptedValue } from "./values.js";
+import { acceptedValue, propertyValue } from "./values.js";
 
 const allMethods = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const hostile = new Set(hostileIds);
@@ -49,7 +49,7 @@ function pathSegments(operation: Operation): fc.Arbitrary<(string | Ref)[]> {
 }
 
 function queryValue(document: ServedDocument, parameter: Parameter): fc.Arbitrary<string | undefined> {
-  const valid = acceptedValue(document, parameter.schema).map(
+  const valid = propertyValue(document, parameter.name, parameter.schema).map(
     (v) => `${parameter.name}=${encodeURIComponent(String(v))}`,
   );
   const hostile = fc.constantFrom(...hostileQueryValues).map((v) => `${parameter.name}=${v}`);

@@ -41,7 +41,8 @@ function bodyOf(fuzz: FuzzRequest, pool: IdPool): Buffer | undefined {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
-export function send(base: URL, fuzz: FuzzRequest, pool: IdPool, timeoutMs = 10_000): Promise<Observed> {
+// Longer than any wait a request may ask for (a lease's `wait_seconds` is at most 20).
+export function send(base: URL, fuzz: FuzzRequest, pool: IdPool, timeoutMs = 30_000): Promise<Observed> {
   if (fuzz.raw !== undefined) return sendRaw(base, fuzz.raw, timeoutMs);
   const body = bodyOf(fuzz, pool);
   return new Promise((resolve) => {

@@ -7,7 +7,7 @@ import { appRouter } from "../../../src/routers/index.js";
 import type { Schema, ServedDocument } from "./document.js";
 import { hostileIds, hostileRawBodies, hostileValue, invalidUtf8Bodies, wrongContentTypes } from "./hostile.js";
 import { type Body, type Expectation, type FuzzRequest, Ref } from "./request.js";
-import { acceptedValue } from "./values.js";
+import { propertyValue } from "./values.js";
 
 export interface Procedure {
   path: string;
@@ -60,7 +60,7 @@ function input(procedure: Procedure): fc.Arbitrary<unknown> {
       Object.entries(properties).map(([name, schema]) => {
         if (name === "agent_id") return [name, id(new Ref(hasTask ? "taskAgent" : "agent", pick))];
         if (name === "task_id") return [name, id(new Ref("task", pick))];
-        return [name, acceptedValue(noComponents, schema)];
+        return [name, propertyValue(noComponents, name, schema)];
       }),
     );
     return fc.record(model, { requiredKeys: required.filter((name) => name in model) });

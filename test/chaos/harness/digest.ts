@@ -4,12 +4,22 @@ import pg from "pg";
 import { type ChaosDatabase, sqlitePath } from "./databases.js";
 
 /**
- * Tables whose rows a rejected request may legitimately write: the migration
- * ledger, the rate-limit and login-throttle counters (a refused guess must be
- * counted), and kept idempotent responses (a 4xx is kept and replayed too).
+ * Tables left out of the digest. Written by a rejected request on purpose: the
+ * migration ledger, the rate-limit and login-throttle counters (a refused
+ * guess must be counted), kept idempotent responses (a 4xx is kept and
+ * replayed too). Written by the service's background webhook sender whenever
+ * it gets round to it, so a change there says nothing about the request of
+ * the moment: deliveries, their attempts, the event log's read positions.
  * Every other table is data, and a rejected request must leave it untouched.
  */
-const bookkeeping = new Set(["_prisma_migrations", "rate_limits", "idempotency_keys"]);
+const bookkeeping = new Set([
+  "_prisma_migrations",
+  "rate_limits",
+  "idempotency_keys",
+  "deliveries",
+  "delivery_attempts",
+  "outbox_cursors",
+]);
 
 /** Per table, a digest of its rows (order-independent), read in one snapshot. */
 export type Digest = Map<string, string>;
