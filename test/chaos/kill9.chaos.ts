@@ -37,8 +37,10 @@ describe.each(providers)("kill -9 under concurrent writes on %s", (provider) => 
         url: service.url,
         workers: writers,
         prefix: `r${round}`,
-        patchShare: 0.4,
+        patchShare: 0.5,
+        startAfter: { creates: 100, patches: 25 },
       });
+      // Killed only with both kinds of write under way; a service that cannot get there in a minute fails.
       await load.next("started", 60_000);
       await sleep(300 + random() * 1200); // somewhere in the middle of the load
       await service.kill();
@@ -66,10 +68,10 @@ describe.each(providers)("kill -9 under concurrent writes on %s", (provider) => 
       if (base !== written.name.split("#")[0] || Number(count ?? 0) < written.patches) lostPatches++;
     }
 
-    f.atLeast("kills during the load", kills, 3);
+    f.info("kills during the load", kills);
     f.info("writes attempted", attempts);
     f.info("writes cut off by the kills", cutOff);
-    f.atLeast("creates acknowledged", acknowledged.size, 100 * kills);
+    f.info("creates acknowledged", acknowledged.size);
     f.info("PATCHes acknowledged", patches);
     f.atMost("acknowledged creates lost", lostCreates, 0);
     f.atMost("acknowledged PATCHes lost", lostPatches, 0);

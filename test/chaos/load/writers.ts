@@ -12,6 +12,8 @@ interface Input {
   prefix: string;
   /** Share of a worker's writes that PATCH one of its agents (once it has one). */
   patchShare: number;
+  /** "started" is sent once this many of each kind of write were acknowledged. */
+  startAfter: { creates: number; patches: number };
 }
 
 /** An agent as acknowledged: its id and the name its last acknowledged write gave it. */
@@ -22,7 +24,7 @@ export interface Acknowledged {
   patches: number;
 }
 
-const { url, workers, prefix, patchShare } = await input<Input>();
+const { url, workers, prefix, patchShare, startAfter } = await input<Input>();
 const agent = keepAliveAgent(workers);
 const acknowledged = new Map<string, Acknowledged>();
 let stopping = false;
@@ -31,6 +33,7 @@ let failures = 0;
 // Requests the kill cut off: sent, and ended by a reset instead of a response.
 let cutOff = 0;
 let announced = false;
+let patched = 0;
 
 async function worker(index: number) {
   const mine: Acknowledged[] = [];
@@ -55,6 +58,7 @@ async function worker(index: number) {
         acked = true;
         target.patches++;
         target.name = name;
+        patched++;
       } else {
         failures++;
         if (outcome.error === "ECONNRESET" || outcome.error === "socket hang up") cutOff++;
@@ -74,15 +78,15 @@ async function worker(index: number) {
         const written = { id, name, patches: 0 };
         mine.push(written);
         acknowledged.set(id, written);
-        // The test kills the service only once the load is under way.
-        if (!announced && acknowledged.size >= 50) {
-          announced = true;
-          tell({ type: "started" });
-        }
       } else {
         failures++;
         if (outcome.error === "ECONNRESET" || outcome.error === "socket hang up") cutOff++;
       }
+    }
+    // The test kills the service only once both kinds of write are under way.
+    if (!announced && acknowledged.size >= startAfter.creates && patched >= startAfter.patches) {
+      announced = true;
+      tell({ type: "started" });
     }
     // Once the service is gone every attempt fails at once: do not spin.
     if (!acked && !stopping) await new Promise((resolve) => setTimeout(resolve, 10));
