@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,8 +17,6 @@ export interface ServiceOptions {
   label: string;
   /** Settings beyond the production defaults below (WEB_CONCURRENCY, limits, …). */
   env?: Record<string, string>;
-  /** Serve on this port (a restart keeps its clients' address); a free one when absent. */
-  port?: number;
 }
 
 export interface Exit {
@@ -95,7 +93,7 @@ export function treeRssKiB(pid: number): number {
  */
 export async function startService(options: ServiceOptions): Promise<Service> {
   mkdirSync(logDir, { recursive: true });
-  const port = options.port ?? (await freePort());
+  const port = await freePort();
   const logFile = join(logDir, `${options.label}-${Date.now()}-${randomBytes(2).toString("hex")}.log`);
   const out = openSync(logFile, "a");
   const workers = Number(options.env?.WEB_CONCURRENCY ?? 1);
@@ -115,6 +113,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       PORT: String(port),
     },
   });
+  closeSync(out); // the child has its own copy
   running.add(child);
   const exited = new Promise<Exit>((resolve) =>
     child.once("exit", (code, signal) => {
