@@ -1,0 +1,138 @@
+// Is a response what the contract allows? REST responses against the served
+// document (status documented, body matching its schema, the headers SPEC §1
+// and §5 require); tRPC responses against tRPC's envelope, SPEC §14.3, and
+// the REST operation's schema for their result data.
+import { type ObservedResponse, responseChecker } from "../../helpers/openapi-responses.js";
+import type { ServedDocument } from "./document.js";
+import type { FuzzRequest } from "./request.js";
+import type { Observed } from "./send.js";
+import type { Procedure } from "./trpc.js";
+
+type Check = (request: FuzzRequest, observed: Observed) => string[];
+
+const header = (observed: Observed, name: string) => {
+  const value = observed.headers[name];
+  return Array.isArray(value) ? value.join(", ") : value;
+};
+
+const parse = (body: string): unknown => {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+};
+
+/** What every response must carry, whatever route answered it (SPEC §1, §5). */
+function contractHeaders(observed: Observed): string[] {
+  const problems: string[] = [];
+  const type = header(observed, "content-type");
+  if (!header(observed, "x-request-id")) problems.push("no X-Request-Id");
+  if (observed.body !== "" && !/^application\/json; ?charset=utf-8$/i.test(type ?? "")) {
+    problems.push(`Content-Type ${type ?? "absent"} on a body, not application/json; charset=utf-8`);
+  }
+  if (observed.status === 204 && (observed.body !== "" || type)) problems.push("204 with a body or a Content-Type");
+  if (observed.status === 401 && !header(observed, "www-authenticate")) problems.push("401 without WWW-Authenticate");
+  if ((observed.status === 429 || observed.status === 503) && !header(observed, "retry-after")) {
+    problems.push(`${observed.status} without Retry-After`);
+  }
+  if (observed.status === 201 && !header(observed, "location")) problems.push("201 without Location");
+  return problems;
+}
+
+const detail = (observed: Observed, text: string) =>
+  observed.body === JSON.stringify({ detail: text })
+    ? []
+    : [`body ${observed.body.slice(0, 120)}, not {"detail":"${text}"}`];
+
+export function restCheck(document: ServedDocument): Check {
+  const check = responseChecker(document);
+  return (request, observed) => {
+    const expect = request.expect;
+    const problems = contractHeaders(observed);
+    const response: ObservedResponse = {
+      method: request.method,
+      path: "",
+      status: observed.status,
+      contentType: header(observed, "content-type") ?? null,
+      body: observed.body,
+    };
+    if (expect.kind === "operation") {
+      problems.push(...check({ ...response, path: expect.path }));
+    } else if (expect.kind === "head") {
+      const documented = document.paths[expect.path]?.get?.responses as Record<string, unknown> | undefined;
+      if (!documented?.[String(observed.status)])
+        problems.push(`HEAD ${expect.path} → ${observed.status}: not documented for GET`);
+      if (observed.body !== "") problems.push("HEAD answered with a body");
+    } else if (expect.kind === "wrongMethod") {
+      if (observed.status === 405) {
+        if (!header(observed, "allow")) problems.push("405 without Allow");
+        problems.push(...detail(observed, "Method Not Allowed"));
+      } else if (!(expect.hostileId && observed.status === 404)) {
+        problems.push(`${observed.status} to a method the path does not have, not 405`);
+      }
+    } else if (expect.kind === "unknownPath") {
+      if (observed.status !== 404) problems.push(`${observed.status} for an unknown path, not 404`);
+      problems.push(...detail(observed, "Not Found"));
+    }
+    return problems.map((p) => `${request.label}: ${p}`);
+  };
+}
+
+/** tRPC's wire format, with SPEC §14.3's error data. */
+export function trpcCheck(document: ServedDocument, procedures: Procedure[]): Check {
+  const check = responseChecker(document);
+  const byPath = new Map(procedures.map((p) => [p.path, p]));
+
+  const envelope = (item: unknown, name: string | undefined, status: number, single: boolean): string[] => {
+    if (typeof item !== "object" || item === null) return [`item ${JSON.stringify(item)} is no envelope`];
+    if (JSON.stringify(item).includes('"stack"')) return ["a stack in the response"];
+    if ("result" in item) {
+      const procedure = name ? byPath.get(name) : undefined;
+      const operation = procedure?.rest;
+      if (!operation) return [];
+      const data = (item.result as { data?: unknown } | null)?.data;
+      const responses = document.paths[operation.path]?.[operation.method.toLowerCase()]?.responses ?? {};
+      const success = Number(Object.keys(responses).find((s) => s.startsWith("2")) ?? 200);
+      return check({
+        method: operation.method,
+        path: operation.path,
+        status: success,
+        contentType: "application/json",
+        body: data === undefined ? "" : JSON.stringify(data),
+      }).map((p) => `result data: ${p}`);
+    }
+    if (!("error" in item)) return ["neither result nor error"];
+    const error = item.error as { message?: unknown; code?: unknown; data?: Record<string, unknown> } | null;
+    const problems: string[] = [];
+    if (typeof error?.message !== "string") problems.push("error.message is not a string");
+    else if (/^\s*\[\s*\{/.test(error.message)) problems.push("error.message is a serialized list of issues");
+    if (typeof error?.code !== "number") problems.push("error.code is not a number");
+    const data = error?.data;
+    if (typeof data?.code !== "string" || typeof data?.httpStatus !== "number")
+      problems.push("error.data lacks code/httpStatus");
+    else if (single && data.httpStatus !== status)
+      problems.push(`error.data.httpStatus ${data.httpStatus} on a ${status}`);
+    if (typeof data?.error !== "string") problems.push("error.data.error (the error kind) missing");
+    return problems;
+  };
+
+  return (request, observed) => {
+    if (request.expect.kind !== "trpc") return [];
+    const { procedures: names, batch } = request.expect;
+    const problems: string[] = [];
+    if (!header(observed, "x-request-id")) problems.push("no X-Request-Id");
+    const type = header(observed, "content-type");
+    if (!/^application\/json/i.test(type ?? "")) problems.push(`Content-Type ${type ?? "absent"}, not JSON`);
+    const body = parse(observed.body);
+    if (body === undefined) problems.push(`body is not JSON: ${observed.body.slice(0, 80)}`);
+    else if (batch && Array.isArray(body)) {
+      if (body.length !== names.length) problems.push(`${body.length} results for ${names.length} calls`);
+      for (const [i, item] of body.entries()) problems.push(...envelope(item, names[i], observed.status, false));
+    } else {
+      const single = !batch || observed.status >= 400;
+      problems.push(...envelope(body, batch ? undefined : names[0], observed.status, single));
+    }
+    return problems.map((p) => `${request.label} → ${observed.status}: ${p}`);
+  };
+}
