@@ -18,12 +18,14 @@ export function toLease(row: TaskRow): LeaseOut {
   };
 }
 
-// The pick: the agent's next ready task in SPEC §11.2's order, served by
-// tasks_agent_id_status_priority_run_at_created_at_id_idx; never one whose
-// deadline has passed (the settler fails those), only for a running agent.
+// The pick: the agent's next ready task in SPEC §11.2's order, walking
+// tasks_agent_id_status_priority_run_at_created_at_id_idx in order (the first
+// row that qualifies is the one); never one whose deadline has passed (the
+// settler fails those), only for a running agent.
+const nextIndex = "tasks_agent_id_status_priority_run_at_created_at_id_idx";
 const ready = (alias: string) => `${alias}.agent_id = $1 AND ${alias}.status = 'pending' AND ${alias}.run_at <= $2
     AND (${alias}.deadline_at IS NULL OR ${alias}.deadline_at > $2)
-    AND EXISTS (SELECT 1 FROM agents a WHERE a.id = $1 AND a.status = 'running')
+    AND (SELECT a.status FROM agents a WHERE a.id = $1) = 'running'
     ORDER BY ${alias}.priority DESC, ${alias}.run_at, ${alias}.created_at, ${alias}.id LIMIT 1`;
 
 // The lease, capped at the task's deadline; updated_at moves forward by at least 1 ms, as every write's does.
@@ -34,16 +36,17 @@ const leaseColumns = `status = 'running', lease_id = $3, lease_worker = $4, leas
 export const leaseStatements = {
   /**
    * Takes the next ready task in one statement. SQLite: one writer statement
-   * (writers are serialised). PostgreSQL: the row is locked with SKIP
-   * LOCKED, so concurrent claims, on any instance, each take a different
-   * task without waiting for one another.
+   * (writers are serialised); INDEXED BY, since without statistics SQLite's
+   * planner would rather range over run_at and sort every pending task.
+   * PostgreSQL: the row is locked with SKIP LOCKED, so concurrent claims, on
+   * any instance, each take a different task without waiting for one another.
    */
   claim: statement<TaskRow, [agentId: string, now: Date, leaseId: string, worker: string | null, expiresAt: Date]>(
     "leases_claim",
     {
       sqlite: `UPDATE tasks SET ${leaseColumns},
         updated_at = MAX($2, strftime('%Y-%m-%dT%H:%M:%f+00:00', updated_at, '+0.001 seconds'))
-      WHERE id = (SELECT t.id FROM tasks t WHERE ${ready("t")})
+      WHERE id = (SELECT t.id FROM tasks t INDEXED BY ${nextIndex} WHERE ${ready("t")})
       RETURNING ${taskColumns}`,
       postgresql: `WITH next AS (
         SELECT t.id AS next_id FROM tasks t WHERE ${ready("t")} FOR UPDATE OF t SKIP LOCKED)

@@ -19,13 +19,17 @@ const LAST_RETRY_MS = 30_000;
 type DueRow = { id: string; agent_id: string };
 
 const statements = {
-  /** The earliest expiry of a live lease and the earliest deadline of a task not final, each one index seek. */
+  /**
+   * The earliest expiry of a live lease and the earliest deadline of a task
+   * not final, each one index seek (tasks_lease_expires_at_idx,
+   * tasks_status_deadline_at_idx) past the NULLs of every other task.
+   */
   nextDue: statement<{ due: string | null }>(
     "settler_next_due",
     `SELECT MIN(due) AS due FROM (
-       SELECT MIN(lease_expires_at) AS due FROM tasks
-       UNION ALL SELECT MIN(deadline_at) FROM tasks WHERE status = 'pending'
-       UNION ALL SELECT MIN(deadline_at) FROM tasks WHERE status = 'running') AS candidates`,
+       SELECT MIN(lease_expires_at) AS due FROM tasks WHERE lease_expires_at IS NOT NULL
+       UNION ALL SELECT MIN(deadline_at) FROM tasks WHERE status = 'pending' AND deadline_at IS NOT NULL
+       UNION ALL SELECT MIN(deadline_at) FROM tasks WHERE status = 'running' AND deadline_at IS NOT NULL) AS candidates`,
   ),
   expired: statement<DueRow, [now: Date, limit: number]>(
     "settler_expired",
