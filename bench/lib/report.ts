@@ -85,6 +85,11 @@ export function renderReport(reports: ProviderReport[], header: string[]): strin
   for (const r of reports) {
     const rows = [...r.rows].sort((x, y) => reportOrder.indexOf(x.key) - reportOrder.indexOf(y.key));
     out.push(`## ${r.provider}`, "");
+    if (rows.length === 0) {
+      // Only (h) ran.
+      out.push(...leaseReport(r.leases));
+      continue;
+    }
     out.push(
       "| scenario | service / baseline req/s | service / baseline CPU per request | 2 workers / 1 req/s | service req/s | baseline req/s | 2 workers req/s | p50 / p99 ms service | baseline | 2 workers | errors | server CPU µs/req (service, baseline, 2 workers) | peak RSS MiB (service, baseline, 2 workers) |",
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
