@@ -96,15 +96,23 @@ describe("cancelling a leased task", () => {
   });
 
   it("released while its cancellation is asked for: cancelled, not pending", async () => {
-    const { agent, lease } = await leased({ max_attempts: 3 });
-    expect((await send(app, "PATCH", taskPath(lease.task), cancel)).status).toBe(202);
+    const { agent, lease, events } = await leased({ max_attempts: 3 });
+    const asked = await send<TaskOut>(app, "PATCH", taskPath(lease.task), cancel);
+    expect(asked.status).toBe(202);
     expect((await send(app, "DELETE", leasePath(agent.id, lease.id))).status).toBe(204);
-    expect(await getTask(app, lease.task)).toMatchObject({
+    const cancelled = await getTask(app, lease.task);
+    expect(cancelled).toEqual({
+      ...asked.body,
       status: "cancelled",
-      cancel_requested: true,
       lease: null,
-      attempts: 0,
-      run_at: lease.task.run_at,
+      updated_at: cancelled.updated_at,
+      version: asked.body.version + 1,
+    });
+    expect((await events()).at(-1)).toEqual({
+      type: "task.updated",
+      occurred_at: cancelled.updated_at,
+      task_id: lease.task_id,
+      data: { task: cancelled, changes: { status: ["running", "cancelled"], lease: [lease.task.lease, null] } },
     });
     expect((await send(app, "POST", leasePath(agent.id), {})).status).toBe(204);
   });

@@ -141,7 +141,22 @@ describe("finishing through the lease", () => {
       updated_at: noRetry.body.updated_at,
       version: 3,
     });
-    expect((await first.events()).map((event) => event.type)).toEqual(["task.updated"]);
+    expect(await first.events()).toEqual([
+      {
+        type: "task.updated",
+        occurred_at: noRetry.body.updated_at,
+        task_id: noRetry.body.id,
+        data: {
+          task: noRetry.body,
+          changes: {
+            status: ["running", "failed"],
+            attempts: [0, 1],
+            lease: [first.lease.task.lease, null],
+            error: [null, failure],
+          },
+        },
+      },
+    ]);
 
     const second = await leased();
     const once = await finish(second.lease, { status: "failed", retry: true });
@@ -349,6 +364,7 @@ describe("scheduling fields (SPEC §11.1)", () => {
         ],
       });
     }
+    expect(await getTask(app, task)).toEqual(unchanged);
     const cleared = await send<TaskOut>(app, "PATCH", path, { deadline_at: null });
     expect(cleared.body.deadline_at).toBeNull();
     expect((await send<TaskOut>(app, "PATCH", path, { status: "running" })).status).toBe(200);
@@ -373,7 +389,7 @@ describe("scheduling fields (SPEC §11.1)", () => {
         details: { field, status: "succeeded" },
       });
     }
-    expect(unchanged.version).toBe(2);
+    expect(unchanged).toEqual(moved.body);
   });
 
   it("a deadline set on a leased task caps its lease", async () => {
