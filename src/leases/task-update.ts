@@ -9,6 +9,7 @@ import {
   failureText,
   hasLiveLease,
   type RetryPolicy,
+  type TaskFailure,
   unexplainedFailure,
   withoutLease,
 } from "./outcomes.js";
@@ -84,11 +85,15 @@ function schedule(row: TaskRow, patch: TaskUpdateBody): TaskRow {
   return after;
 }
 
+/** The failure a PATCH reports, if it reports one. */
+const reportedFailure = (patch: TaskUpdateBody): TaskFailure | undefined =>
+  patch.error && { ...patch.error, details: patch.error.details ?? null };
+
 /** The worker, holding the live lease, finishes the task (or changes nothing about its status). */
 function finish(row: TaskRow, status: TaskStatus, patch: TaskUpdateBody, now: Date, policy: RetryPolicy) {
   isStatusChange(taskTransitions, row.status as TaskStatus, status);
   if (status === "failed") {
-    const failure = patch.error ? { ...patch.error, details: patch.error.details ?? null } : unexplainedFailure;
+    const failure = reportedFailure(patch) ?? unexplainedFailure;
     const ended = endAttempt(row, failure, now, policy, { retry: patch.retry !== false, cancelIfRequested: false });
     return { row: ended.row, type: ended.retried ? "task.retry_scheduled" : "task.updated" } as const;
   }
@@ -105,11 +110,8 @@ export function planTaskUpdate(row: TaskRow, patch: TaskUpdateBody, now: Date, p
   if (status === undefined || status === row.status) return { row: after, type: "task.updated" };
   if (!leased) {
     isStatusChange(taskTransitions, row.status as TaskStatus, status);
-    const failure =
-      status === "failed" && patch.error
-        ? failureText({ ...patch.error, details: patch.error.details ?? null })
-        : after.error;
-    return { row: { ...after, status, error: failure }, type: "task.updated" };
+    const failure = status === "failed" ? reportedFailure(patch) : undefined;
+    return { row: { ...after, status, error: failure ? failureText(failure) : after.error }, type: "task.updated" };
   }
   if (patch.lease_id !== undefined) return finish(after, status, patch, now, policy);
   if (status !== "cancelled") throw leaseRequired();

@@ -1,6 +1,16 @@
 import { z } from "zod";
 import { agentId } from "./agents.js";
-import { atLeastOneOf, bodyNumber, metadata, pagination, resourceId, text, timestamp, version } from "./common.js";
+import {
+  atLeastOneOf,
+  bodyNumber,
+  metadata,
+  pagination,
+  resourceId,
+  text,
+  timestamp,
+  uuidPattern,
+  version,
+} from "./common.js";
 import { jsonObject, jsonValue, maxInputBytes, serialisedBytes } from "./json.js";
 
 export const taskStatuses = ["pending", "running", "succeeded", "failed", "cancelled"] as const;
@@ -31,7 +41,6 @@ const schedulingFields = {
     .optional()
     .meta({ description: "The task fails if it is not final by then; not before run_at; null: none" }),
 };
-const leaseIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A worker's report of a failure: stored as the task's `error`. */
 export const TaskErrorInput = z.object({
   code: text(1, 100).meta({ example: "upstream_timeout" }),
@@ -52,7 +61,7 @@ export const TaskErrorInput = z.object({
 const finishingFields = {
   lease_id: z
     .string()
-    .regex(leaseIdPattern, "must be a UUID")
+    .regex(uuidPattern, "must be a UUID")
     .optional()
     .meta({ description: "The worker's live lease: needed to change the status of a leased task", format: "uuid" }),
   error: TaskErrorInput.optional().meta({ description: "With status failed: what went wrong" }),
