@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { parseOptions } from "./lib/args.js";
 import { adminQuery, benchDatabases, type Provider } from "./lib/databases.js";
 import { growthReport } from "./lib/growth.js";
+import { leaseBench } from "./lib/leases.js";
 import { listQueryPlans } from "./lib/plans.js";
 import { profileScenarios } from "./lib/profile-run.js";
 import { machine, type ProviderReport, renderReport } from "./lib/report.js";
@@ -25,6 +26,12 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
   try {
     const notes: string[] = [];
     const logFile = join(dbs.dir, "server.log");
+    // (h) has its own data: one agent with 10,000 ready tasks.
+    const withLeases = options.scenarios.length === 0 || options.scenarios.includes("h");
+    const leases = () => (withLeases && !options.profile ? leaseBench({ dbs, options, logFile, log }) : undefined);
+    if (options.scenarios.length > 0 && options.scenarios.every((key) => key === "h")) {
+      return { provider, rows: [], notes, exitCodes: [], growth: [], plans: [], profiles: [], leases: await leases() };
+    }
     // One database seeded through the API; every run gets a fresh copy of it.
     const template = await dbs.fresh("template");
     const seeder = await startService("seed", { databaseUrl: template, seedSampleData: true, logFile });
@@ -55,7 +62,7 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
     const { rows, exitCodes } = await runRounds(context);
     const growth = options.growth ? await growthReport({ dbs, options, logFile, log }) : { rows: [], url: undefined };
     const plans = growth.url ? await listQueryPlans(provider, growth.url) : [];
-    return { provider, rows, notes, exitCodes, growth: growth.rows, plans, profiles: [] };
+    return { provider, rows, notes, exitCodes, growth: growth.rows, plans, profiles: [], leases: await leases() };
   } finally {
     await dbs.cleanup();
   }

@@ -57,6 +57,8 @@ const envSchema = z
     OTEL_EXPORTER_OTLP_ENDPOINT: optional(
       z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
     ),
+    TASK_RETRY_BASE_SECONDS: optional(z.coerce.number().min(0).max(86_400).default(10)),
+    TASK_RETRY_MAX_SECONDS: optional(z.coerce.number().min(0).max(604_800).default(3600)),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -128,5 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     /** Where traces go (OTLP/HTTP); unset, tracing is off and none of its code is loaded. */
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+    /** SPEC §11.3: a failed attempt n is retried after min(base × 2^(n−1), max) seconds. */
+    taskRetry: { baseSeconds: e.TASK_RETRY_BASE_SECONDS, maxSeconds: e.TASK_RETRY_MAX_SECONDS },
   };
 }

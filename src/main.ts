@@ -24,6 +24,7 @@ async function main() {
   const { connectDatabase } = await import("./db/index.js");
   const { connectMigrated } = await import("./db/migrations.js");
   const { seedSampleData } = await import("./data/importer/seed.js");
+  const { startSettler } = await import("./leases/settler.js");
   const logger = createLogger(config.logLevel);
 
   // Migrations and the sample data happen once, before any worker exists.
@@ -39,7 +40,10 @@ async function main() {
   }
   const db = primaryDb ?? (await connectDatabase(config.databaseUrl));
   if (cluster.isPrimary && config.seedSampleData) await seedSampleData(db, logger);
-  const server = createServer(createApp({ db, config, logger }));
+  // Aborted when shutdown begins: long polls answer at once instead of holding the server open.
+  const shutdown = new AbortController();
+  const settler = startSettler({ db, policy: config.taskRetry, logger });
+  const server = createServer(createApp({ db, config, logger, shutdown: shutdown.signal }));
   server.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
@@ -51,12 +55,14 @@ async function main() {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
+    shutdown.abort();
     const forced = setTimeout(() => {
       logger.warn("in-flight requests did not finish in time; closing them");
       server.closeAllConnections();
     }, SHUTDOWN_GRACE_MS);
     forced.unref();
     server.close(async () => {
+      await settler.stop();
       await db.close();
       await stopTracing?.();
       logger.info("stopped");

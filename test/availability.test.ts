@@ -15,6 +15,7 @@ describe("a database that does not answer", () => {
       db,
       config: loadConfig({ DATABASE_URL: url }),
       logger: createLogger("silent"),
+      shutdown: new AbortController().signal,
     });
     const server = createServer(app).listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));

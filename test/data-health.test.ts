@@ -41,7 +41,9 @@ describe("GET /v1/health with a database that does not answer", () => {
   beforeAll(async () => {
     db = await connectDatabase("postgresql://postgres@127.0.0.1:5432/no_such_database_for_health");
     const config = loadConfig({ SEED_SAMPLE_DATA: "false" });
-    const server = createServer(createApp({ db, config, logger: createLogger("silent") })).listen(0, "127.0.0.1");
+    const server = createServer(
+      createApp({ db, config, logger: createLogger("silent"), shutdown: new AbortController().signal }),
+    ).listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     close = async () => {

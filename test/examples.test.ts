@@ -1,6 +1,8 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "./helpers/app.js";
@@ -117,5 +119,66 @@ describe("the tRPC client example", { timeout: 60_000 }, () => {
     expect(lines[6]?.[1]).toBe("404 NOT_FOUND Agent not found");
     expect(lines[7]?.[1]).toBe('validation_error [{"field":"name","message":"must have at least 1 character"}]');
     expect((await app.request(`/agents/${created.id}`)).status).toBe(404);
+  });
+});
+
+describe("the worker example", { timeout: 90_000 }, () => {
+  let workerApp: TestApp;
+  beforeAll(async () => {
+    workerApp = await startTestApp({ TASK_RETRY_BASE_SECONDS: "0.2" });
+  });
+  afterAll(() => workerApp.close());
+
+  it("runs its agent's tasks: succeeds, retries a failure, stops when cancelled, then goes idle", async () => {
+    const post = async (path: string, json: unknown) =>
+      (await (await workerApp.request(path, { method: "POST", json })).json()) as { id: string };
+    const agent = await post("/agents", { name: "Runner", type: "worker" });
+    await workerApp.request(`/agents/${agent.id}`, { method: "PATCH", json: { status: "running" } });
+    const tasks = `/agents/${agent.id}/tasks`;
+    const quick = await post(tasks, { title: "quick", priority: 9 });
+    const flaky = await post(tasks, { title: "flaky", priority: 8, max_attempts: 3, input: { fail_first: 1 } });
+    const slow = await post(tasks, { title: "slow", priority: 1, input: { ms: 60_000 } });
+
+    const worker = spawn(bin("tsx"), ["examples/worker.ts"], {
+      cwd: root,
+      env: { ...process.env, API_URL: workerApp.baseUrl, AGENT_ID: agent.id, LEASE_SECONDS: "5", WAIT_SECONDS: "2" },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const lines: string[] = [];
+    const exited = once(worker, "exit");
+    for await (const line of createInterface({ input: worker.stdout })) {
+      lines.push(line);
+      // The slow task is cancelled while it runs: its worker learns it at its next renewal.
+      if (line.startsWith(`leased ${slow.id}`)) {
+        const res = await workerApp.request(`${tasks}/${slow.id}`, { method: "PATCH", json: { status: "cancelled" } });
+        expect(res.status).toBe(202);
+      }
+    }
+    expect(await exited).toEqual([0, null]);
+    expect(lines.map((line) => line.split(" ").slice(0, 2).join(" "))).toEqual([
+      `leased ${quick.id}`,
+      `succeeded ${quick.id}`,
+      `leased ${flaky.id}`,
+      `failed ${flaky.id}`,
+      // Ready at once, while the flaky task waits for its retry.
+      `leased ${slow.id}`,
+      `cancelled ${slow.id}`,
+      `leased ${flaky.id}`,
+      `succeeded ${flaky.id}`,
+      "idle",
+    ]);
+    expect(lines[3]).toMatch(/ retry at \d{4}-/);
+    const read = async (id: string) => (await (await workerApp.request(`${tasks}/${id}`)).json()) as object;
+    expect(await read(quick.id)).toMatchObject({
+      status: "succeeded",
+      attempts: 0,
+      result: { done_at: expect.any(String) },
+    });
+    expect(await read(flaky.id)).toMatchObject({
+      status: "succeeded",
+      attempts: 1,
+      error: { code: "work_failed", message: "attempt 1 failed", details: null },
+    });
+    expect(await read(slow.id)).toMatchObject({ status: "cancelled", cancel_requested: true, lease: null });
   });
 });

@@ -163,6 +163,62 @@ describe("a client generated from /openapi.json", () => {
     await expectStatus(404, api.DELETE("/agents/{agent_id}/tasks/{task_id}", { params: { path } }));
   });
 
+  it("runs a task through a lease, with the errors: 201, 204, 200, 202, 400, 404, 409, 413, 415", async () => {
+    const asText = { bodySerializer: () => "x", headers: { "content-type": "text/plain" } };
+    const big = "x".repeat(4096);
+    const expectStatus = async (status: number, call: Promise<{ response: Response }>) =>
+      expect((await call).response.status).toBe(status);
+    const created = await api.POST("/agents", { body: { name: "Leasing", type: "worker" } });
+    const agent = { agent_id: created.data?.id ?? "" };
+    const missing = { agent_id: missingId };
+    // Idle: no work (409); running: work.
+    await expectStatus(409, api.POST("/agents/{agent_id}/leases", { params: { path: agent }, body: {} }));
+    await api.PATCH("/agents/{agent_id}", { params: { path: agent }, body: { status: "running" } });
+    await expectStatus(204, api.POST("/agents/{agent_id}/leases", { params: { path: agent }, body: {} }));
+    const task = await api.POST("/agents/{agent_id}/tasks", { params: { path: agent }, body: { title: "Work" } });
+    const leased = await api.POST("/agents/{agent_id}/leases", {
+      params: { path: agent },
+      body: { worker: "w-1", duration_seconds: 30 },
+    });
+    expect(leased.response.status).toBe(201);
+    expect(leased.data?.task_id).toBe(task.data?.id);
+    const leasePath = { ...agent, lease_id: leased.data?.id ?? "" };
+    const gone = { ...agent, lease_id: missingId };
+    await expectStatus(
+      400,
+      api.POST("/agents/{agent_id}/leases", { params: { path: agent }, body: { wait_seconds: 21 } }),
+    );
+    await expectStatus(404, api.POST("/agents/{agent_id}/leases", { params: { path: missing }, body: {} }));
+    await expectStatus(413, api.POST("/agents/{agent_id}/leases", { params: { path: agent }, body: { worker: big } }));
+    await expectStatus(415, api.POST("/agents/{agent_id}/leases", { params: { path: agent }, body: {}, ...asText }));
+
+    expect((await api.GET("/agents/{agent_id}/leases/{lease_id}", { params: { path: leasePath } })).data).toEqual(
+      leased.data,
+    );
+    await expectStatus(404, api.GET("/agents/{agent_id}/leases/{lease_id}", { params: { path: gone } }));
+    const renewed = await api.PATCH("/agents/{agent_id}/leases/{lease_id}", {
+      params: { path: leasePath },
+      body: { duration_seconds: 60 },
+    });
+    expect(renewed.response.status).toBe(200);
+    const renew = (path: typeof leasePath, body: { duration_seconds?: number; worker?: string }, text = {}) =>
+      api.PATCH("/agents/{agent_id}/leases/{lease_id}", { params: { path }, body, ...text });
+    await expectStatus(400, renew(leasePath, { duration_seconds: 4 }));
+    await expectStatus(404, renew(gone, {}));
+    await expectStatus(413, renew(leasePath, { worker: big }));
+    await expectStatus(415, renew(leasePath, {}, asText));
+
+    const taskPath = { ...agent, task_id: task.data?.id ?? "" };
+    const cancelled = await api.PATCH("/agents/{agent_id}/tasks/{task_id}", {
+      params: { path: taskPath },
+      body: { status: "cancelled" },
+    });
+    expect(cancelled.response.status).toBe(202);
+    expect(cancelled.data).toMatchObject({ status: "running", cancel_requested: true });
+    await expectStatus(204, api.DELETE("/agents/{agent_id}/leases/{lease_id}", { params: { path: leasePath } }));
+    await expectStatus(404, api.DELETE("/agents/{agent_id}/leases/{lease_id}", { params: { path: leasePath } }));
+  });
+
   it("signs in with the password grant and calls /protected: 200, 400, 401, 413, 415, 429", async () => {
     const user = await createUser(app);
     const form = (fields: Record<string, string>) => ({

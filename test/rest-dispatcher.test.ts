@@ -55,7 +55,12 @@ let server: Server;
 let baseUrl: string;
 beforeAll(async () => {
   database = await createTestDatabase(inject("templateDatabase"));
-  const deps = { db: database.db, config: loadConfig({ SEED_SAMPLE_DATA: "false" }), logger: createLogger("silent") };
+  const deps = {
+    db: database.db,
+    config: loadConfig({ SEED_SAMPLE_DATA: "false" }),
+    logger: createLogger("silent"),
+    shutdown: new AbortController().signal,
+  };
   const table = new RouteTable<PathHandler>();
   for (const [path, handler] of restResources(procedureRoutes(testRouter, deps.config.bodyLimit), deps)) {
     table.add(path, handler);

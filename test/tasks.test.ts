@@ -183,6 +183,8 @@ describe("one task: GET, PATCH, DELETE", () => {
   });
 
   it("PATCH without a known field is 400", async () => {
+    // SPEC §4 and §11: the fields of §4, the scheduling fields, and a worker's lease_id.
+    const knownFields = "title, description, priority, status, result, max_attempts, run_at, deadline_at, lease_id";
     const task = await createTask(app, agent.id);
     const path = `/agents/${agent.id}/tasks/${task.id}`;
     // input is set at creation only: it counts as unknown here.
@@ -191,13 +193,8 @@ describe("one task: GET, PATCH, DELETE", () => {
       expect(res.status).toBe(400);
       expect(await res.json()).toEqual({
         error: "validation_error",
-        message:
-          "Request validation failed: body: must contain at least one of: title, description, priority, status, result",
-        details: {
-          issues: [
-            { field: "body", message: "must contain at least one of: title, description, priority, status, result" },
-          ],
-        },
+        message: `Request validation failed: body: must contain at least one of: ${knownFields}`,
+        details: { issues: [{ field: "body", message: `must contain at least one of: ${knownFields}` }] },
       });
     }
     expect(await read(await app.request(path))).toEqual(task);
@@ -343,7 +340,8 @@ describe("the OpenAPI document", () => {
       listTasks: ["200", "400", "404"],
       createTask: ["201", "400", "404", "409"],
       getTask: ["200", "404"],
-      updateTask: ["200", "400", "404", "409"],
+      // 202: a leased task's cancellation, asked of its worker (SPEC §11.4).
+      updateTask: ["200", "202", "400", "404", "409"],
       deleteTask: ["204", "404"],
     };
     for (const [operationId, codes] of Object.entries(expected)) {

@@ -80,7 +80,14 @@ describe("a database that does not answer", () => {
     // Nothing listens on port 1: every query fails to connect.
     const url = "postgresql://postgres@127.0.0.1:1/test";
     db = await connectDatabase(url);
-    server = createServer(createApp({ db, config: loadConfig({ DATABASE_URL: url }), logger: createLogger("silent") }));
+    server = createServer(
+      createApp({
+        db,
+        config: loadConfig({ DATABASE_URL: url }),
+        logger: createLogger("silent"),
+        shutdown: new AbortController().signal,
+      }),
+    );
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

@@ -1,4 +1,5 @@
 import { cpus, totalmem } from "node:os";
+import { type LeaseBench, leaseReport } from "./leases.js";
 import type { QueryPlan } from "./plans.js";
 import type { ProfileSummary } from "./profile.js";
 import { reportOrder } from "./scenarios.js";
@@ -27,6 +28,8 @@ export interface ProviderReport {
   growth: GrowthRow[];
   plans: QueryPlan[];
   profiles: ProfileSummary[];
+  /** Scenario (h), when it ran. */
+  leases?: LeaseBench;
 }
 
 const f = (value: number | undefined, digits = 0) => (value === undefined ? "–" : value.toFixed(digits));
@@ -82,6 +85,11 @@ export function renderReport(reports: ProviderReport[], header: string[]): strin
   for (const r of reports) {
     const rows = [...r.rows].sort((x, y) => reportOrder.indexOf(x.key) - reportOrder.indexOf(y.key));
     out.push(`## ${r.provider}`, "");
+    if (rows.length === 0) {
+      // Only (h) ran.
+      out.push(...leaseReport(r.leases));
+      continue;
+    }
     out.push(
       "| scenario | service / baseline req/s | service / baseline CPU per request | 2 workers / 1 req/s | service req/s | baseline req/s | 2 workers req/s | p50 / p99 ms service | baseline | 2 workers | errors | server CPU µs/req (service, baseline, 2 workers) | peak RSS MiB (service, baseline, 2 workers) |",
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -97,6 +105,7 @@ export function renderReport(reports: ProviderReport[], header: string[]): strin
     out.push("", "Targets:", ...targets(rows, r.growth), "");
     if (r.notes.length) out.push("Notes:", ...r.notes.map((n) => `- ${n}`), "");
     out.push(`Exit codes after SIGTERM: ${r.exitCodes.join(", ")}`, "");
+    out.push(...leaseReport(r.leases));
     if (r.growth.length) {
       out.push(
         "### Growth (1 worker; p50 / p99 ms at 32 connections, service/baseline throughput ratio)",

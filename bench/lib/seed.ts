@@ -5,7 +5,7 @@
 const json = { "content-type": "application/json" };
 const types = ["assistant", "worker", "supervisor"];
 
-async function pool<T>(items: T[], concurrency: number, work: (item: T, index: number) => Promise<void>) {
+export async function pool<T>(items: T[], concurrency: number, work: (item: T, index: number) => Promise<void>) {
   let next = 0;
   const worker = async () => {
     while (next < items.length) {

@@ -2,11 +2,13 @@ import { dataRouter } from "../data/routers/index.js";
 import { createCallerFactory, router } from "../trpc/init.js";
 import { agentsRouter } from "./agents.js";
 import { authRouter } from "./auth.js";
+import { leasesRouter } from "./leases.js";
 import { tasksRouter } from "./tasks.js";
 
 export const appRouter = router({
   agents: agentsRouter,
   tasks: tasksRouter,
+  leases: leasesRouter,
   auth: authRouter,
   data: dataRouter,
 });

@@ -1,9 +1,25 @@
 import { z } from "zod";
-import { Task, TaskCreateInput, TaskList, TaskListQuery, TaskPath, TaskUpdateInput } from "../schemas/tasks.js";
+import {
+  Task,
+  TaskCreateInput,
+  TaskList,
+  TaskListQuery,
+  type TaskOut,
+  TaskPath,
+  TaskUpdateInput,
+} from "../schemas/tasks.js";
 import { tasksService } from "../services/tasks.js";
 import { readProcedure, router, writeProcedure } from "../trpc/init.js";
 
 const tags = ["tasks"];
+
+/**
+ * SPEC §11.4: a cancellation asked for that did not cancel the task (it is
+ * leased: its worker is told) is 202. Over tRPC the mutation returns the task
+ * all the same, still running, with cancel_requested.
+ */
+const cancellationAccepted = (data: unknown, input: unknown) =>
+  (input as { status?: string }).status === "cancelled" && (data as TaskOut).status !== "cancelled";
 const path = "/agents/{agent_id}/tasks";
 const itemPath = "/agents/{agent_id}/tasks/{task_id}";
 
@@ -68,15 +84,22 @@ export const tasksRouter = router({
         tags,
         summary: "Change a task's fields or status",
         description:
-          "pending → running → succeeded | failed; pending | running → cancelled. The same status again is a no-op; any other change is 409.",
+          "pending → running → succeeded | failed; pending | running → cancelled. The same status again is a no-op; any other change is 409. " +
+          "A leased task's status is changed by its worker, with lease_id (409 with details.lease required or lost otherwise); " +
+          "anyone may ask for its cancellation: 202, cancel_requested set, the task still running until the worker stops.",
         protect: false,
         errorResponses: [400, 404, 409],
+      },
+      otherSuccess: {
+        status: 202,
+        description: "Cancellation asked of the task's worker (cancel_requested), not done yet",
+        when: cancellationAccepted,
       },
     })
     .input(TaskUpdateInput)
     .output(Task)
     .mutation(({ ctx, input: { agent_id, task_id, ...patch } }) =>
-      tasksService.update(ctx.db, agent_id, task_id, patch),
+      tasksService.update(ctx.db, agent_id, task_id, patch, ctx.config.taskRetry),
     ),
 
   remove: writeProcedure

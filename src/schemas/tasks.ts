@@ -1,7 +1,17 @@
 import { z } from "zod";
 import { agentId } from "./agents.js";
-import { atLeastOneOf, bodyNumber, metadata, pagination, resourceId, text, timestamp, version } from "./common.js";
-import { jsonObject, jsonValue, maxInputBytes } from "./json.js";
+import {
+  atLeastOneOf,
+  bodyNumber,
+  metadata,
+  pagination,
+  resourceId,
+  text,
+  timestamp,
+  uuidPattern,
+  version,
+} from "./common.js";
+import { jsonObject, jsonValue, maxInputBytes, serialisedBytes } from "./json.js";
 
 export const taskStatuses = ["pending", "running", "succeeded", "failed", "cancelled"] as const;
 
@@ -16,20 +26,97 @@ const input = jsonObject(maxInputBytes)
   .meta({ description: `Any JSON object, at most ${maxInputBytes} bytes serialised (UTF-8)` });
 const result = jsonValue.meta({ description: "Any JSON value; null until set" });
 
+// Running tasks (SPEC §11): when a task may run, how often, until when; and a
+// worker finishing it through its lease. Cross-field rules that need the
+// stored task (deadline_at against run_at) are the service's.
+const maxAttempts = z.int().min(1).max(20).meta({ description: "Attempts allowed before the task fails", example: 3 });
+const requestTime = z.iso
+  .datetime({ offset: true })
+  .meta({ description: "ISO 8601 date-time with a zone", example: "2026-11-25T23:00:00Z" });
+const schedulingFields = {
+  max_attempts: bodyNumber(maxAttempts).optional(),
+  run_at: requestTime.optional().meta({ description: "Not leasable before this time; default: now" }),
+  deadline_at: requestTime
+    .nullable()
+    .optional()
+    .meta({ description: "The task fails if it is not final by then; not before run_at; null: none" }),
+};
+/** A worker's report of a failure: stored as the task's `error`. */
+export const TaskErrorInput = z.object({
+  code: text(1, 100).meta({ example: "upstream_timeout" }),
+  message: text(1, 10_000).meta({ example: "The crawler timed out after 30 s" }),
+  details: jsonValue
+    .check((ctx) => {
+      if (serialisedBytes(ctx.value) > maxInputBytes) {
+        ctx.issues.push({
+          code: "custom",
+          input: ctx.value,
+          message: `must be at most ${maxInputBytes} bytes serialised`,
+        });
+      }
+    })
+    .optional()
+    .meta({ description: "Any JSON value, or null (the default)" }),
+});
+const finishingFields = {
+  lease_id: z
+    .string()
+    .regex(uuidPattern, "must be a UUID")
+    .optional()
+    .meta({ description: "The worker's live lease: needed to change the status of a leased task", format: "uuid" }),
+  error: TaskErrorInput.optional().meta({ description: "With status failed: what went wrong" }),
+  retry: z.boolean().optional().meta({
+    description: "With lease_id and status failed: false never retries (default: retry while attempts remain)",
+  }),
+};
+/** `error` only describes a failure; `retry` only a worker's failure. */
+const finishingRules = (ctx: { value: Record<string, unknown>; issues: z.core.$ZodRawIssue[] }) => {
+  const { status, error, retry, lease_id } = ctx.value;
+  if (error !== undefined && status !== "failed") {
+    ctx.issues.push({
+      code: "custom",
+      input: error,
+      path: ["error"],
+      message: 'is only accepted with status "failed"',
+    });
+  }
+  if (retry !== undefined && (status !== "failed" || lease_id === undefined)) {
+    ctx.issues.push({
+      code: "custom",
+      input: retry,
+      path: ["retry"],
+      message: 'is only accepted with status "failed" and lease_id',
+    });
+  }
+};
+
 export const TaskCreate = z.object({
   title,
   description: description.optional(),
   priority: priorityInput.default(5),
   input: input.optional(),
+  ...schedulingFields,
 });
 
-export const taskUpdateFields = ["title", "description", "priority", "status", "result"] as const;
+export const taskUpdateFields = [
+  "title",
+  "description",
+  "priority",
+  "status",
+  "result",
+  "max_attempts",
+  "run_at",
+  "deadline_at",
+  "lease_id",
+] as const;
 const TaskUpdate = z.object({
   title: title.optional(),
   description: description.optional(),
   priority: priorityInput.optional(),
   status: taskStatus.optional(),
   result: result.optional(),
+  ...schedulingFields,
+  ...finishingFields,
 });
 
 // trpc-to-openapi keeps only `examples` of an input's meta: request examples go there.
@@ -38,7 +125,18 @@ export const TaskCreateInput = TaskCreate.extend({ agent_id: agentId }).meta({
 });
 export const TaskUpdateInput = TaskUpdate.extend({ agent_id: agentId, task_id: taskId })
   .check(atLeastOneOf(taskUpdateFields))
-  .meta({ examples: [{ status: "succeeded", result: { summary: "Revenue up 4%" } }] });
+  .check(finishingRules)
+  .meta({
+    examples: [
+      { status: "succeeded", result: { summary: "Revenue up 4%" } },
+      {
+        lease_id: "0c3e8a2f-5b7d-4f1e-9a2c-6d8b4e0f1a37",
+        status: "failed",
+        error: { code: "upstream_timeout", message: "The crawler timed out after 30 s", details: null },
+        retry: true,
+      },
+    ],
+  });
 export const TaskPath = z.object({ agent_id: agentId, task_id: taskId });
 export const TaskListQuery = z.object({
   agent_id: agentId,
@@ -106,7 +204,7 @@ export const Task = z
     result: result,
     created_at: timestamp,
     updated_at: timestamp,
-    max_attempts: z.int().min(1).max(20).meta({ description: "Attempts allowed before the task fails", example: 1 }),
+    max_attempts: maxAttempts,
     attempts: z.int().min(0).meta({ description: "Attempts that ended by failure or by an expired lease", example: 0 }),
     run_at: timestamp.meta({ description: "Not leasable before this time" }),
     deadline_at: timestamp.nullable().meta({ description: "The task fails if it is not final by then", example: null }),

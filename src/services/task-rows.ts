@@ -20,6 +20,7 @@ export interface TaskRow {
   deadline_at: string | null;
   lease_id: string | null;
   lease_worker: string | null;
+  lease_created_at: string | null;
   lease_expires_at: string | null;
   cancel_requested: boolean;
   error: string | null;
@@ -28,8 +29,8 @@ export interface TaskRow {
 }
 
 export const taskColumns = `id, agent_id, title, description, priority, status, input, result, created_at, updated_at,
-  max_attempts, attempts, run_at, deadline_at, lease_id, lease_worker, lease_expires_at, cancel_requested, error,
-  version, metadata`;
+  max_attempts, attempts, run_at, deadline_at, lease_id, lease_worker, lease_created_at, lease_expires_at,
+  cancel_requested, error, version, metadata`;
 
 // JSON is stored as the text the client's value serialises to, so it comes
 // back exactly as sent (key order included); JSON null is stored as NULL.
@@ -92,20 +93,27 @@ export const taskStatements = {
       input: string | null,
       now: Date,
       agentId: string,
+      maxAttempts: number,
+      runAt: Date,
+      deadlineAt: Date | null,
     ]
   >("tasks_insert", {
     sqlite: `INSERT INTO tasks (id, agent_id, title, description, priority, status, input, result, created_at,
-        updated_at, max_attempts, attempts, run_at, cancel_requested, version, metadata)
-      SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, 1, 0, $6, FALSE, 1, '{}'
+        updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata)
+      SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, '{}'
       FROM agents WHERE id = $7 AND status <> 'stopped'
       RETURNING ${taskColumns}`,
     postgresql: `INSERT INTO tasks (id, agent_id, title, description, priority, status, input, result, created_at,
-        updated_at, max_attempts, attempts, run_at, cancel_requested, version, metadata)
-      SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, 1, 0, $6, FALSE, 1, '{}'
+        updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata)
+      SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, '{}'
       FROM agents WHERE id = $7 AND status <> 'stopped' FOR SHARE
       RETURNING ${taskColumns}`,
   }),
-  /** Writes only if the row still has the version it was read with. */
+  /**
+   * Writes only if the row still has the version it was read with. Every
+   * column a write may change is written (from the row as decided), so one
+   * statement serves edits, finishing through a lease and settling.
+   */
   update: statement<
     TaskRow,
     [
@@ -118,11 +126,14 @@ export const taskStatements = {
       id: string,
       agentId: string,
       version: number,
+      ...running: RunningColumns,
     ]
   >(
     "tasks_update",
     `UPDATE tasks SET title = $1, description = $2, priority = $3, status = $4, result = $5, updated_at = $6,
-       version = version + 1
+       version = version + 1,
+       max_attempts = $10, attempts = $11, run_at = $12, deadline_at = $13, lease_id = $14, lease_worker = $15,
+       lease_created_at = $16, lease_expires_at = $17, cancel_requested = $18, error = $19
      WHERE id = $7 AND agent_id = $8 AND version = $9 RETURNING ${taskColumns}`,
   ),
   delete: statement<TaskRow, [id: string, agentId: string]>(
@@ -134,6 +145,63 @@ export const taskStatements = {
     `DELETE FROM tasks WHERE agent_id = $1 RETURNING ${taskColumns}`,
   ),
 };
+
+/** The columns of SPEC §11 (running tasks) in the order `update` takes them. */
+type RunningColumns = [
+  maxAttempts: number,
+  attempts: number,
+  runAt: Date,
+  deadlineAt: Date | null,
+  leaseId: string | null,
+  leaseWorker: string | null,
+  leaseCreatedAt: Date | null,
+  leaseExpiresAt: Date | null,
+  cancelRequested: boolean,
+  error: string | null,
+];
+
+// Timestamps go back as Dates, so each database stores them in its own (Prisma's) form.
+const dateOf = (iso: string | null) => (iso === null ? null : new Date(iso));
+
+/** The values of `update` that write `row` (as decided) over the stored one of version `version`. */
+export const updateArgs = (row: TaskRow, updatedAt: Date, version: number) =>
+  [
+    row.title,
+    row.description,
+    row.priority,
+    row.status,
+    row.result,
+    updatedAt,
+    row.id,
+    row.agent_id,
+    version,
+    row.max_attempts,
+    row.attempts,
+    new Date(row.run_at),
+    dateOf(row.deadline_at),
+    row.lease_id,
+    row.lease_worker,
+    dateOf(row.lease_created_at),
+    dateOf(row.lease_expires_at),
+    row.cancel_requested,
+    row.error,
+  ] as const;
+
+/** The fields of a Task whose changes an update event lists (updated_at and version change with every write). */
+export const taskChangeFields = [
+  "title",
+  "description",
+  "priority",
+  "status",
+  "result",
+  "max_attempts",
+  "attempts",
+  "run_at",
+  "deadline_at",
+  "lease",
+  "cancel_requested",
+  "error",
+] as const;
 
 /** SPEC's list order: created_at, then id. */
 export const byCreation = (a: TaskOut, b: TaskOut) =>

@@ -2,17 +2,16 @@ import { randomUUID } from "node:crypto";
 import type { Database, Queryable } from "../db/index.js";
 import { AppError, notFound } from "../errors.js";
 import { recordEvents } from "../events/outbox.js";
+import { defaultRetryPolicy, type RetryPolicy } from "../leases/outcomes.js";
+import { newTaskSchedule, planTaskUpdate } from "../leases/task-update.js";
 import { isUuid } from "../schemas/common.js";
 import type { TaskCreateBody, TaskListInput, TaskOut, TaskUpdateBody } from "../schemas/tasks.js";
 import { agentStatements } from "./agent-rows.js";
 import { agentNotFound } from "./agents.js";
-import { changesOf, given, lostRace, nextUpdatedAt, retryLostRaces } from "./conditional-update.js";
-import { taskStatements, toTask, toText } from "./task-rows.js";
-import { isStatusChange, taskTransitions } from "./transitions.js";
+import { changesOf, lostRace, nextUpdatedAt, retryLostRaces } from "./conditional-update.js";
+import { taskChangeFields, taskStatements, toTask, toText, updateArgs } from "./task-rows.js";
 
 const taskNotFound = () => notFound("Task");
-
-const updatable = ["title", "description", "priority", "status", "result"] as const;
 
 async function agentExists(db: Queryable, agentId: string): Promise<boolean> {
   return isUuid(agentId) && (await db.get(agentStatements.exists, [agentId])) !== undefined;
@@ -46,6 +45,7 @@ export const tasksService = {
   async create(db: Database, agentId: string, input: TaskCreateBody): Promise<TaskOut> {
     if (!isUuid(agentId)) throw agentNotFound();
     const now = new Date();
+    const { maxAttempts, runAt, deadlineAt } = newTaskSchedule(input, now);
     return db.transaction(async (tx) => {
       const row = await tx.get(taskStatements.insert, [
         randomUUID(),
@@ -55,6 +55,9 @@ export const tasksService = {
         toText(input.input),
         now,
         agentId,
+        maxAttempts,
+        runAt,
+        deadlineAt,
       ]);
       if (!row) {
         if (!(await agentExists(tx, agentId))) throw agentNotFound();
@@ -68,37 +71,32 @@ export const tasksService = {
 
   /**
    * Changes the given fields; a status change must be allowed by SPEC §4's
-   * table from the state the task is in when the write happens. Values equal
-   * to the stored ones change nothing: the same state again is a no-op, with
-   * no new version and no event.
+   * table from the state the task is in when the write happens, and a leased
+   * task's status is its worker's (SPEC §11.3, §11.4: planTaskUpdate). Values
+   * equal to the stored ones change nothing: the same state again is a
+   * no-op, with no new version and no event.
    */
-  async update(db: Database, agentId: string, id: string, patch: TaskUpdateBody): Promise<TaskOut> {
+  async update(
+    db: Database,
+    agentId: string,
+    id: string,
+    patch: TaskUpdateBody,
+    retry: RetryPolicy = defaultRetryPolicy,
+  ): Promise<TaskOut> {
     if (!isUuid(agentId) || !isUuid(id)) throw await missing(db, agentId);
     return retryLostRaces("Task", () =>
       db.transaction(async (tx) => {
         const row = await tx.get(taskStatements.get, [id, agentId]);
         if (!row) throw await missing(tx, agentId);
         const before = toTask(row);
-        const { status, ...fields } = patch;
-        const after = { ...before, ...given(fields) };
-        if (status && isStatusChange(taskTransitions, before.status, status)) after.status = status;
-        const changes = changesOf(before, after, updatable);
-        if (!changes) return before;
         const updatedAt = nextUpdatedAt(before.updated_at);
-        const written = await tx.get(taskStatements.update, [
-          after.title,
-          after.description,
-          after.priority,
-          after.status,
-          toText(after.result),
-          updatedAt,
-          id,
-          agentId,
-          before.version,
-        ]);
+        const planned = planTaskUpdate(row, patch, updatedAt, retry);
+        const changes = changesOf(before, toTask(planned.row), taskChangeFields);
+        if (!changes) return before;
+        const written = await tx.get(taskStatements.update, updateArgs(planned.row, updatedAt, before.version));
         if (!written) return lostRace;
         const task = toTask(written);
-        await recordEvents(tx, [{ type: "task.updated", agentId, taskId: id, data: { task, changes } }], updatedAt);
+        await recordEvents(tx, [{ type: planned.type, agentId, taskId: id, data: { task, changes } }], updatedAt);
         return task;
       }),
     );

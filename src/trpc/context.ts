@@ -9,6 +9,8 @@ export interface AppDeps {
   db: Database;
   config: Config;
   logger: Logger;
+  /** Aborted when the process begins to shut down: long polls and streams end early. */
+  shutdown: AbortSignal;
 }
 
 export interface Context extends AppDeps {
@@ -28,6 +30,7 @@ export function createContext(deps: AppDeps, req?: IncomingMessage, requestId = 
     db: deps.db,
     config: deps.config,
     logger: deps.logger,
+    shutdown: deps.shutdown,
     requestId,
     req,
     principal: { kind: "anonymous" },

@@ -15,6 +15,12 @@ export type ProcedureMeta = {
   /** Location header of a 201 response, from the created resource. */
   location?: (data: { id: string; agent_id?: string }) => string;
   /**
+   * A second success that the result chooses instead of `successStatus`
+   * when `when(data, input)` holds, documented beside it: 202 (same body:
+   * accepted, not done yet) or 204 (no body; the procedure returns null).
+   */
+  otherSuccess?: { status: 202 | 204; description: string; when: (data: unknown, input: unknown) => boolean };
+  /**
    * More headers of a REST success, from the procedure's result: an `ETag`
    * from a version, `X-Total-Count`, … (meta is typed for the whole router,
    * so the function narrows `data` itself).

@@ -4,6 +4,7 @@ import { Writable } from "node:stream";
 import { inject } from "vitest";
 import { createApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
+import { startSettler } from "../../src/leases/settler.js";
 import { createLogger } from "../../src/logger.js";
 import { createTestDatabase, type TestDatabase } from "./databases.js";
 
@@ -34,7 +35,13 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     },
   });
   const logger = createLogger("info", sink);
-  const server = createServer(createApp({ db: database.db, config, logger })).listen(0, "127.0.0.1");
+  const shutdown = new AbortController();
+  // Expired leases and passed deadlines are settled as in the service (SPEC §11.5).
+  const settler = startSettler({ db: database.db, policy: config.taskRetry, logger });
+  const server = createServer(createApp({ db: database.db, config, logger, shutdown: shutdown.signal })).listen(
+    0,
+    "127.0.0.1",
+  );
   await new Promise((resolve) => server.once("listening", resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -49,6 +56,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
         body: json === undefined ? init.body : JSON.stringify(json),
       }),
     close: async () => {
+      shutdown.abort();
+      await settler.stop();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await database.drop();

@@ -63,6 +63,13 @@ export function buildOpenApiDocument(
       const responses: Operation["responses"] = {};
       if (success && status === 204) responses["204"] = { description: "No content" };
       else if (success) responses[String(status)] = status === 201 ? withLocation(success) : success;
+      const other = meta.otherSuccess;
+      if (success && other) {
+        // A null result is the 204: the body of the main success is never null.
+        if (other.status === 204) responses[String(status)] = withoutNull(responses[String(status)] ?? success);
+        responses[String(other.status)] =
+          other.status === 204 ? { description: other.description } : { ...success, description: other.description };
+      }
       const errorStatuses = new Set((meta.openapi?.errorResponses as number[] | undefined) ?? []);
       if (["post", "put", "patch"].includes(method)) for (const s of [400, 413, 415]) errorStatuses.add(s);
       // Any operation can fail unexpectedly, or be shed when overloaded or the database is down.
@@ -96,10 +103,26 @@ export function buildOpenApiDocument(
 const resourceTags = [
   { name: "agents", description: "Register agents and drive their lifecycle." },
   { name: "tasks", description: "Work given to an agent, nested under it." },
+  {
+    name: "leases",
+    description: "Workers take an agent's tasks, renew their hold while they work, and give them back.",
+  },
   { name: "auth", description: "Sign in with the OAuth2 password grant; who is signed in." },
 ];
 
 const operationKey = (method: string, path: string) => `${method.toUpperCase()} ${path.replace(/\/$/, "")}`;
+
+type Response = Operation["responses"][string];
+
+/** The response with its schema's `null` alternative dropped (a nullable output whose null is answered as 204). */
+function withoutNull(response: Response): Response {
+  const media = (response.content as Record<string, { schema?: { anyOf?: { type?: string }[] } }> | undefined)?.[
+    "application/json"
+  ];
+  const alternatives = media?.schema?.anyOf?.filter((schema) => schema.type !== "null");
+  if (!media || alternatives?.length !== 1) return response;
+  return { ...response, content: { "application/json": { ...media, schema: alternatives[0] } } };
+}
 
 const withLocation = (response: Operation["responses"][string]) => ({
   ...response,

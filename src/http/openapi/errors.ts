@@ -67,9 +67,49 @@ const examples: Record<ErrorKind, Record<string, Example>> = {
     invalid: { summary: "Bad or expired token", value: { detail: "Could not validate credentials" } },
   },
   forbidden: { invalid: { summary: "Unknown API key", value: { detail: "Invalid API key" } } },
-  not_found: { agent: { summary: "No such agent", value: { detail: "Agent not found" } } },
+  not_found: {
+    agent: { summary: "No such agent", value: { detail: "Agent not found" } },
+    task: { summary: "No such task under this agent", value: { detail: "Task not found" } },
+    lease: {
+      summary: "The lease is gone (expired, released, its task ended)",
+      value: { detail: "Lease not found" },
+    },
+  },
   method_not_allowed: { method: { summary: "Another method", value: { detail: "Method Not Allowed" } } },
-  conflict: {},
+  conflict: {
+    transition: {
+      summary: "A status change the lifecycle forbids",
+      value: {
+        error: "conflict",
+        message: "Cannot change status from stopped to running",
+        details: { from: "stopped", to: "running", allowed: ["idle"] },
+      },
+    },
+    agentNotRunning: {
+      summary: "Only a running agent gets work",
+      value: {
+        error: "conflict",
+        message: "Agent is paused: only a running agent gets work",
+        details: { agent_status: "paused" },
+      },
+    },
+    leaseRequired: {
+      summary: "A leased task's status changed without its lease_id",
+      value: {
+        error: "conflict",
+        message: "The task is leased: only its worker changes its status, with its lease_id",
+        details: { lease: "required" },
+      },
+    },
+    leaseLost: {
+      summary: "A lease_id that is no longer the task's",
+      value: {
+        error: "conflict",
+        message: "This lease is no longer the task's: it expired, was released, or the task ended or was leased again",
+        details: { lease: "lost" },
+      },
+    },
+  },
   payload_too_large: {
     body: {
       summary: "Body over BODY_LIMIT",

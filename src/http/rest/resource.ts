@@ -8,16 +8,27 @@ import type { ProcedureRoute } from "./procedures.js";
 
 /**
  * The status and headers of a success, from the procedure's meta: 201 with
- * `Location` for a creation, 204 with no body for a deletion, 200 otherwise;
- * plus whatever `responseHeaders` derives from the result.
+ * `Location` for a creation, 204 with no body for a deletion, 200 otherwise,
+ * or the other success the result chose; plus whatever `responseHeaders`
+ * derives from the result.
  */
-function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown) {
-  const { successStatus = 200, location, responseHeaders } = route.meta;
+function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown, input: unknown) {
+  const { successStatus = 200, location, responseHeaders, otherSuccess } = route.meta;
+  const status = otherSuccess?.when(data, input) ? otherSuccess.status : successStatus;
   let headers: Headers | undefined;
-  if (location) headers = { Location: location(data as Parameters<typeof location>[0]) };
-  if (responseHeaders) headers = { ...headers, ...responseHeaders(data) };
-  if (successStatus === 204) return sendEmpty(request.res, 204, headers);
-  sendJson(request.res, successStatus, data, headers);
+  if (location && status === 201) headers = { Location: location(data as Parameters<typeof location>[0]) };
+  if (responseHeaders && data !== null) headers = { ...headers, ...responseHeaders(data) };
+  if (status === 204) return sendEmpty(request.res, 204, headers);
+  sendJson(request.res, status, data, headers);
+}
+
+/** Aborted when the client goes away before its answer: a long poll stops waiting for nobody. */
+function leaving(request: RestRequest): AbortController {
+  const leave = new AbortController();
+  request.res.once("close", () => {
+    if (!request.res.writableFinished) leave.abort();
+  });
+  return leave;
 }
 
 /**
@@ -37,11 +48,11 @@ export function restResource(routes: ProcedureRoute[], deps: AppDeps): PathHandl
       try {
         const input = await route.readInput(request);
         const ctx = createContext(deps, request.req, request.requestId);
+        const leave = leaving(request);
         if (route.meta.stream === "sse") {
-          const leave = new AbortController();
           await writeEventStream(request.res, await route.invoke(ctx, input, leave.signal), leave);
         } else {
-          writeSuccess(request, route, await route.invoke(ctx, input));
+          writeSuccess(request, route, await route.invoke(ctx, input, leave.signal), input);
         }
       } catch (error) {
         const appError = reportedError(error, request.log, request.requestId);

@@ -1,0 +1,58 @@
+import { type ChildProcess, spawn } from "node:child_process";
+
+const projectRoot = new URL("../..", import.meta.url).pathname;
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  exited: Promise<number | null>;
+  output: () => { stdout: string; stderr: string };
+  /** SIGKILL, and wait for the process to be gone. */
+  kill: () => Promise<void>;
+}
+
+/** The service as `npm run dev` runs it (src/main.ts), on a free port, its log on stdout. */
+export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: projectRoot,
+    env: { ...process.env, PORT: "0", LOG_LEVEL: "info", SEED_SAMPLE_DATA: "false", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout?.on("data", () => {
+      const match = /"port":(\d+)/.exec(stdout);
+      if (match) resolve(Number(match[1]));
+    });
+    void exited.then(() => reject(new Error(`exited before listening: ${stderr}`)));
+  });
+  return {
+    child,
+    baseUrl: `http://127.0.0.1:${port}`,
+    exited,
+    output: () => ({ stdout, stderr }),
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+/** A request to a service process: status and parsed body (undefined for an empty one). */
+export async function call<T = unknown>(baseUrl: string, method: string, path: string, json?: unknown) {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: json === undefined ? undefined : { "content-type": "application/json" },
+    body: json === undefined ? undefined : JSON.stringify(json),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text === "" ? undefined : JSON.parse(text)) as T, at: Date.now() };
+}
