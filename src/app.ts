@@ -15,6 +15,8 @@ import { restResources } from "./http/rest/resource.js";
 import { RouteTable } from "./http/rest/table.js";
 import { tokenRouter, tokenRoutes } from "./http/token.js";
 import { trpcHandler } from "./http/trpc.js";
+import { createLimits, type Limits } from "./limits/index.js";
+import { limitedPath } from "./limits/rest.js";
 import { appRouter } from "./routers/index.js";
 import type { AppDeps } from "./trpc/context.js";
 
@@ -31,24 +33,24 @@ export const openApiDocument = (config: Config) =>
  * Every REST path of the router, compiled once: the versioned data routes
  * through the data module's plug-in, every other procedure as a resource.
  */
-function restTable(deps: AppDeps): RouteTable<PathHandler> {
+function restTable(deps: AppDeps, limits: Limits): RouteTable<PathHandler> {
   const table = new RouteTable<PathHandler>();
   const routes = procedureRoutes(appRouter, deps.config.bodyLimit);
   const versioned = routes.filter((route) => route.meta.apiVersion);
   const resources = routes.filter((route) => !route.meta.apiVersion);
   for (const [path, handler] of [...restResources(resources, deps), ...dataPaths(versioned, deps)]) {
-    table.add(path, handler);
+    table.add(path, limitedPath(path, handler, limits.requests));
   }
   return table;
 }
 
 /** /trpc, /token, the docs and the fallbacks: what the route table does not serve. */
-function expressApp(deps: AppDeps, document: object) {
+function expressApp(deps: AppDeps, document: object, limits: Limits) {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
-  app.use("/trpc", trpcHandler(appRouter, deps));
-  app.use(tokenRouter(deps));
+  app.use("/trpc", trpcHandler(appRouter, deps, limits.requests));
+  app.use(tokenRouter(deps, limits));
   app.use(docsRouter(document));
   app.use(notFoundOrMethodNotAllowed([...docsRoutes, ...tokenRoutes]));
   app.use(errorHandler(deps.logger));
@@ -57,9 +59,10 @@ function expressApp(deps: AppDeps, document: object) {
 
 /** The whole HTTP surface as a node:http request handler; listening is the caller's job (main.ts, tests). */
 export function createApp(deps: AppDeps): RequestListener {
-  const web = expressApp(deps, openApiDocument(deps.config));
+  const limits = createLimits(deps);
+  const web = expressApp(deps, openApiDocument(deps.config), limits);
   return createDispatcher({
-    table: restTable(deps),
+    table: restTable(deps, limits),
     admission: admission(deps.config.load),
     logger: deps.logger,
     refusesItself: (path) => /^\/trpc(\/|$)/i.test(path),

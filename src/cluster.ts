@@ -1,4 +1,5 @@
 import cluster from "node:cluster";
+import { shareCountsWithWorkers } from "./limits/cluster.js";
 import type { Logger } from "./logger.js";
 
 /**
@@ -35,5 +36,6 @@ export function superviseWorkers(count: number, logger: Logger) {
   });
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+  shareCountsWithWorkers();
   for (let i = 0; i < count; i++) cluster.fork();
 }

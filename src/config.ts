@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
+import { trustProxySetting } from "./limits/trust-proxy.js";
 
 // Environment variables set to an empty string count as unset.
 const optional = <T extends z.ZodType>(schema: T) =>
@@ -59,6 +60,9 @@ const envSchema = z
     ),
     TASK_RETRY_BASE_SECONDS: optional(z.coerce.number().min(0).max(86_400).default(10)),
     TASK_RETRY_MAX_SECONDS: optional(z.coerce.number().min(0).max(604_800).default(3600)),
+    // Rate limits and the client address (SPEC §13.4).
+    RATE_LIMIT_PER_MINUTE: optional(z.coerce.number().int().min(0).max(1_000_000).default(0)),
+    TRUST_PROXY: optional(trustProxySetting.optional()),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -132,5 +136,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     /** SPEC §11.3: a failed attempt n is retried after min(base × 2^(n−1), max) seconds. */
     taskRetry: { baseSeconds: e.TASK_RETRY_BASE_SECONDS, maxSeconds: e.TASK_RETRY_MAX_SECONDS },
+    /** Requests per minute per sender; 0 turns the limit off. */
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    /** Which hops of X-Forwarded-For are trusted proxies (express's `trust proxy`); unset: none, the socket's address. */
+    trustProxy: e.TRUST_PROXY,
   };
 }

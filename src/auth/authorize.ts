@@ -11,7 +11,7 @@ export type UserPrincipal = Extract<Principal, { kind: "user" }>;
 const anonymous: Principal = { kind: "anonymous" };
 
 // RFC 6750 §2.1: the scheme is case-insensitive, the token is one b64token.
-const bearerPattern = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+export const bearerPattern = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 /** A header's value, or undefined when it is absent or blank. */
 function header(ctx: Context, name: string): string | undefined {

@@ -1,66 +1,75 @@
+import { type RateLimiterAbstract, RateLimiterRes } from "rate-limiter-flexible";
+import { AppError } from "../errors.js";
+import type { CounterStore } from "../limits/store.js";
+import { tooManyLoginFailures } from "./errors.js";
+
 /**
- * Counts failed logins per client address and per account, in this process's
- * memory: each instance behind a load balancer keeps its own counts, and a
- * restart forgets them. A key that reached its limit is refused, even with the
- * right password, until its oldest counted failure leaves the window.
+ * Failed logins allowed per window: for one account from one client address
+ * (the bound a guesser meets), and the looser bounds on one account from
+ * anywhere and on one address whatever the account (so failures from one
+ * address never lock the right password out for everyone behind it).
  */
-export interface ThrottleLimits {
-  perAccount: number;
-  perClient: number;
-  windowMs: number;
-  /** Bound on remembered keys; the least recently failed are forgotten first. */
-  maxKeys: number;
+export const loginLimits = { perAccountAndClient: 5, perAccount: 20, perClient: 100, windowSeconds: 15 * 60 };
+
+/** An attempt that holds its place in every count until it is settled. */
+export interface LoginReservation {
+  /** The password was right: this attempt was no failure, and the pair's earlier failures are forgiven. */
+  succeeded(): Promise<void>;
+  /** The password could not be checked (the database failed): the attempt gives its place back. */
+  unchecked(): Promise<void>;
 }
 
-export const defaultLimits: ThrottleLimits = { perAccount: 5, perClient: 20, windowMs: 15 * 60_000, maxKeys: 50_000 };
+const throttleUnavailable = () =>
+  new AppError("unavailable", "Logins cannot be checked right now; retry shortly", undefined, { "Retry-After": "1" });
 
+/**
+ * The login throttle as reservations: an attempt takes its place in the
+ * counts atomically (one upsert on PostgreSQL, one message to the cluster's
+ * primary on SQLite) before any password is hashed, so attempts still being
+ * checked count too, and every instance sees the same counts. A failure keeps
+ * its place until the window ends; a success gives it back.
+ */
 export class LoginThrottle {
-  // Times of recent failures per key, oldest first, at most `limit` of them.
-  private readonly failures = new Map<string, number[]>();
+  private readonly counters: { name: string; counter: RateLimiterAbstract }[];
 
-  constructor(
-    private readonly limits: ThrottleLimits = defaultLimits,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  /** Seconds until this client may try this account again; 0 when it may now. */
-  retryAfter(client: string, account: string): number {
-    return Math.max(
-      this.wait(`client:${client}`, this.limits.perClient),
-      this.wait(`account:${account}`, this.limits.perAccount),
-    );
+  constructor(store: CounterStore, limits = loginLimits) {
+    const counter = (keyPrefix: string, points: number) =>
+      store({ keyPrefix, points, durationSeconds: limits.windowSeconds });
+    // In this order: an attempt refused for its pair never touches the account's
+    // count, so a guesser's refused flood cannot spend the account's looser bound.
+    this.counters = [
+      { name: "pair", counter: counter("login-pair", limits.perAccountAndClient) },
+      { name: "client", counter: counter("login-client", limits.perClient) },
+      { name: "account", counter: counter("login-account", limits.perAccount) },
+    ];
   }
 
-  recordFailure(client: string, account: string): void {
-    this.record(`client:${client}`, this.limits.perClient);
-    this.record(`account:${account}`, this.limits.perAccount);
-  }
-
-  /** A successful login clears the account's failures; the client's stay counted. */
-  recordSuccess(account: string): void {
-    this.failures.delete(`account:${account}`);
-  }
-
-  private recent(key: string): number[] {
-    const cutoff = this.now() - this.limits.windowMs;
-    return (this.failures.get(key) ?? []).filter((time) => time > cutoff);
-  }
-
-  private wait(key: string, limit: number): number {
-    const recent = this.recent(key);
-    const oldest = recent[0];
-    if (recent.length < limit || oldest === undefined) return 0;
-    return Math.max(1, Math.ceil((oldest + this.limits.windowMs - this.now()) / 1000));
-  }
-
-  private record(key: string, limit: number): void {
-    const recent = [...this.recent(key), this.now()].slice(-limit);
-    // Re-inserting keeps the map ordered by last failure, so eviction drops the stalest key.
-    this.failures.delete(key);
-    this.failures.set(key, recent);
-    if (this.failures.size > this.limits.maxKeys) {
-      const stalest = this.failures.keys().next().value;
-      if (stalest !== undefined) this.failures.delete(stalest);
+  /** Takes a place for this attempt, or throws 429 (a bound is reached) or 503 (the counts cannot be reached). */
+  async reserve(client: string, account: string): Promise<LoginReservation> {
+    const keys = { pair: `${client} ${account}`, client, account } as Record<string, string>;
+    const taken: { counter: RateLimiterAbstract; key: string }[] = [];
+    for (const { name, counter } of this.counters) {
+      const key = keys[name] as string;
+      try {
+        await counter.consume(key);
+        taken.push({ counter, key });
+      } catch (outcome) {
+        await Promise.allSettled(taken.map((p) => p.counter.reward(p.key)));
+        if (outcome instanceof RateLimiterRes) {
+          throw tooManyLoginFailures(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
+        }
+        throw throttleUnavailable();
+      }
     }
+    const giveBack = (places: typeof taken) => Promise.allSettled(places.map((p) => p.counter.reward(p.key)));
+    return {
+      succeeded: async () => {
+        const [pair, ...others] = taken;
+        await Promise.allSettled([pair?.counter.delete(pair.key), giveBack(others)]);
+      },
+      unchecked: async () => {
+        await giveBack(taken);
+      },
+    };
   }
 }

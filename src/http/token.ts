@@ -1,6 +1,6 @@
 import { Router } from "express";
-import { LoginThrottle } from "../auth/login-throttle.js";
 import { AppError, validationError } from "../errors.js";
+import type { Limits } from "../limits/index.js";
 import { TokenRequest } from "../schemas/auth.js";
 import { authService } from "../services/auth.js";
 import type { AppDeps } from "../trpc/context.js";
@@ -19,9 +19,9 @@ export const maxTokenFormFields = 1000;
  * POST /token, the OAuth2 password grant. A plain express route, because the
  * grant is form-encoded and procedures take JSON; its OpenAPI operation is in
  * openapi/token.ts. The body is read as every body is (http/body.ts). The
- * login throttle lives as long as the app.
+ * login throttle counts the client's address as TRUST_PROXY says.
  */
-export function tokenRouter(deps: AppDeps, throttle = new LoginThrottle()): Router {
+export function tokenRouter(deps: AppDeps, limits: Pick<Limits, "login" | "clientOf">): Router {
   const route = Router();
   route.post("/token", async (req, res) => {
     try {
@@ -32,10 +32,10 @@ export function tokenRouter(deps: AppDeps, throttle = new LoginThrottle()): Rout
       const parsed = TokenRequest.safeParse(form);
       if (!parsed.success) throw validationError(fieldIssues(parsed.error.issues));
       const { username, password } = parsed.data;
-      const token = await authService.login(deps.db, deps.config, throttle, {
+      const token = await authService.login(deps.db, deps.config, limits.login, {
         username,
         password,
-        client: req.socket.remoteAddress ?? "unknown",
+        client: limits.clientOf(req),
       });
       // RFC 6749 §5.1: token responses must not be cached.
       sendJson(res, 200, token, { "Cache-Control": "no-store", Pragma: "no-cache" });

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from "node:http";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import type { Request, RequestHandler, Response } from "express";
+import type { RequestLimit } from "../limits/request-limit.js";
+import { trpcCalls } from "../limits/trpc-calls.js";
 import type { AppRouter } from "../routers/index.js";
 import { type AppDeps, createContext } from "../trpc/context.js";
 import { hasBody, readBody } from "./body.js";
@@ -16,13 +18,14 @@ const handoffOf = (res: Response) => res.locals as Handoff;
  * BODY_LIMIT, valid UTF-8) and handed over as text, which tRPC parses itself:
  * a malformed one is tRPC's PARSE_ERROR, never the REST error body. A request
  * refused by admission, or a body that cannot be read, becomes the error of
- * every call of the request (`next(error)`: tRPC's documented hook).
+ * every call of the request (`next(error)`: tRPC's documented hook). So does
+ * the rate limit's 429, each call of a batch counting as one request.
  */
-export function trpcHandler(router: AppRouter, deps: AppDeps): RequestHandler {
+export function trpcHandler(router: AppRouter, deps: AppDeps, limit?: RequestLimit): RequestHandler {
   return createExpressMiddleware({
     router,
     async middleware(req: IncomingMessage & { body?: unknown }, res: Response, next: (error?: unknown) => void) {
-      const { refusal } = handoffOf(res);
+      const refusal = handoffOf(res).refusal ?? (await limit?.take(req, res, trpcCalls(req)));
       if (refusal) return next(trpcErrorOf(refusal));
       if (!hasBody(req)) return next();
       try {

@@ -1,4 +1,4 @@
-import { incorrectLogin, tooManyLoginFailures } from "../auth/errors.js";
+import { incorrectLogin } from "../auth/errors.js";
 import type { LoginThrottle } from "../auth/login-throttle.js";
 import { verifyAgainstDummy, verifyPassword } from "../auth/passwords.js";
 import { type AccessToken, issueAccessToken } from "../auth/tokens.js";
@@ -16,23 +16,27 @@ export interface LoginAttempt {
 export const authService = {
   /**
    * The password grant. An unknown e-mail costs the same scrypt work as a
-   * wrong password, and both answer alike. A throttled client or account is
-   * refused before any password is checked, the right one included.
+   * wrong password, and both answer alike. The attempt is reserved in the
+   * throttle before any password is checked: a throttled client or account
+   * is refused with the right password too, and attempts being checked count.
    */
   async login(db: Database, config: Config, throttle: LoginThrottle, attempt: LoginAttempt): Promise<AccessToken> {
     const account = normalizeEmail(attempt.username);
-    const wait = throttle.retryAfter(attempt.client, account);
-    if (wait > 0) throw tooManyLoginFailures(wait);
+    const reservation = await throttle.reserve(attempt.client, account);
 
-    const user = await usersService.findCredentials(db, account);
-    const valid = user
-      ? await verifyPassword(attempt.password, user.passwordHash)
-      : await verifyAgainstDummy(attempt.password);
-    if (!user || !valid) {
-      throttle.recordFailure(attempt.client, account);
-      throw incorrectLogin();
+    let user: Awaited<ReturnType<typeof usersService.findCredentials>>;
+    let valid: boolean;
+    try {
+      user = await usersService.findCredentials(db, account);
+      valid = user
+        ? await verifyPassword(attempt.password, user.passwordHash)
+        : await verifyAgainstDummy(attempt.password);
+    } catch (error) {
+      await reservation.unchecked();
+      throw error;
     }
-    throttle.recordSuccess(account);
+    if (!user || !valid) throw incorrectLogin();
+    await reservation.succeeded();
     return issueAccessToken(user.id, config);
   },
 };

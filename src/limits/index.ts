@@ -1,0 +1,32 @@
+import type { IncomingMessage } from "node:http";
+import { LoginThrottle } from "../auth/login-throttle.js";
+import { providerOf } from "../db/index.js";
+import type { AppDeps } from "../trpc/context.js";
+import { clientAddress } from "./client-address.js";
+import { type RequestLimit, requestLimit } from "./request-limit.js";
+import { senderOf } from "./sender.js";
+import { counterStore } from "./store.js";
+
+export interface Limits {
+  /** The client's address (TRUST_PROXY), which both limits count against. */
+  clientOf(req: IncomingMessage): string;
+  /** RATE_LIMIT_PER_MINUTE per sender; undefined when it is 0 (off). */
+  requests?: RequestLimit;
+  login: LoginThrottle;
+}
+
+/** The app's limits, their counts shared by every instance and worker (src/limits/store.ts). */
+export function createLimits({ config }: AppDeps): Limits {
+  const store = counterStore(providerOf(config.databaseUrl), config.databaseUrl);
+  const clientOf = (req: IncomingMessage) => clientAddress(req, config.trustProxy);
+  const perMinute = config.rateLimitPerMinute;
+  const requests =
+    perMinute > 0
+      ? requestLimit(
+          store({ keyPrefix: "requests", points: perMinute, durationSeconds: 60, cheapRefusals: true }),
+          perMinute,
+          (req) => senderOf(req, config, clientOf(req)),
+        )
+      : undefined;
+  return { clientOf, requests, login: new LoginThrottle(store) };
+}

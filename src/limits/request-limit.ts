@@ -1,0 +1,56 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type RateLimiterAbstract, RateLimiterRes } from "rate-limiter-flexible";
+import { AppError } from "../errors.js";
+
+const WINDOW_SECONDS = 60;
+
+export const rateLimited = (retryAfterSeconds: number) =>
+  new AppError(
+    "rate_limited",
+    "Too many requests; try again later",
+    { retry_after_s: retryAfterSeconds },
+    { "Retry-After": String(retryAfterSeconds) },
+  );
+
+const secondsOf = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * RATE_LIMIT_PER_MINUTE per sender, in fixed one-minute windows, announced
+ * with the IETF draft's fields (SPEC §13.4) on every counted response:
+ * `RateLimit-Policy: "default";q=<limit>;w=60` and
+ * `RateLimit: "default";r=<remaining>;t=<seconds to the window's end>`.
+ */
+export function requestLimit(
+  counter: RateLimiterAbstract,
+  perMinute: number,
+  senderOf: (req: IncomingMessage) => string,
+) {
+  const policy = `"default";q=${perMinute};w=${WINDOW_SECONDS}`;
+  const announce = (res: ServerResponse, remaining: number, msBeforeNext: number) => {
+    res.setHeader("RateLimit-Policy", policy);
+    res.setHeader("RateLimit", `"default";r=${remaining};t=${secondsOf(msBeforeNext)}`);
+  };
+
+  return {
+    /**
+     * Counts `count` requests (the calls of a tRPC batch count one each)
+     * against the request's sender and puts the fields on `res`; returns the
+     * 429 to answer with once the sender is over its limit.
+     */
+    async take(req: IncomingMessage, res: ServerResponse, count = 1): Promise<AppError | undefined> {
+      try {
+        const counted = await counter.consume(senderOf(req), count);
+        announce(res, counted.remainingPoints, counted.msBeforeNext);
+        return undefined;
+      } catch (outcome) {
+        // Anything but a refusal is the store failing (the cluster's primary did not answer in time):
+        // requests are served uncounted rather than all refused.
+        if (!(outcome instanceof RateLimiterRes)) return undefined;
+        announce(res, 0, outcome.msBeforeNext);
+        return rateLimited(secondsOf(outcome.msBeforeNext));
+      }
+    },
+  };
+}
+
+export type RequestLimit = ReturnType<typeof requestLimit>;
