@@ -110,7 +110,8 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       }
       startAttempt(claim, until, target);
     }
-    return true;
+    // None claimed: another instance took them (or holds them for a moment); the timer looks again.
+    return claimed.length > 0;
   }
 
   async function armTimer(): Promise<void> {

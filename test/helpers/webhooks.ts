@@ -10,7 +10,13 @@ export const secretsKey = "test-webhook-secrets-key-of-32-bytes-or-more";
 
 /** The app on its own database, with webhook delivery running as in the service; private addresses allowed. */
 export async function startWebhookApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const settings = { WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_SECRETS_KEY: secretsKey, ...env };
+  // Load shedding is not under test here, and the machine may be busy: a slow event loop must not turn into 503s.
+  const settings = {
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    WEBHOOK_SECRETS_KEY: secretsKey,
+    MAX_EVENT_LOOP_DELAY_MS: "60000",
+    ...env,
+  };
   const app = await startTestApp(settings);
   const config = loadConfig({ SEED_SAMPLE_DATA: "false", ...settings, DATABASE_URL: app.database.url });
   const sink = new Writable({
