@@ -55,6 +55,8 @@ const envSchema = z
     ),
     WEBHOOK_DISABLE_AFTER_HOURS: optional(z.coerce.number().min(0).max(87_600).default(120)),
     WEBHOOK_TIMEOUT_SECONDS: optional(z.coerce.number().positive().max(60).default(10)),
+    WEBHOOK_CONCURRENCY: optional(z.coerce.number().int().min(1).max(1000).default(50)),
+    WEBHOOK_CONCURRENCY_PER_ENDPOINT: optional(z.coerce.number().int().min(1).max(1000).default(10)),
     OTEL_EXPORTER_OTLP_ENDPOINT: optional(
       z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
     ),
@@ -131,6 +133,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       /** 0: never disable an endpoint automatically. */
       disableAfterHours: e.WEBHOOK_DISABLE_AFTER_HOURS,
       timeoutMs: Math.round(e.WEBHOOK_TIMEOUT_SECONDS * 1000),
+      /** Delivery attempts at once per process, and per endpoint: a slow receiver holds only its own share. */
+      concurrency: { total: e.WEBHOOK_CONCURRENCY, perEndpoint: e.WEBHOOK_CONCURRENCY_PER_ENDPOINT },
     },
     /** Where traces go (OTLP/HTTP); unset, tracing is off and none of its code is loaded. */
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,

@@ -262,7 +262,9 @@ describe("a client generated from /openapi.json", () => {
             redirect: "manual",
           } as never,
         );
-      const dataPaths = Object.entries(document.paths).filter(([path]) => !/^\/(agents|token|protected)/.test(path));
+      const dataPaths = Object.entries(document.paths).filter(
+        ([path]) => !/^\/(agents|token|protected|webhooks)/.test(path),
+      );
       expect(dataPaths.length).toBeGreaterThan(20);
       for (const [path, item] of dataPaths) {
         const query = path.includes("compare") ? "month=2021-01" : "";
@@ -288,13 +290,16 @@ describe("a client generated from /openapi.json", () => {
 
   it("exercised every documented status of every operation but 500 and 503", () => {
     // 500 and 503 need a broken or overloaded server: unexpected-errors and availability tests cover them.
-    const documented = Object.entries(document.paths).flatMap(([path, item]) =>
-      Object.entries(item).flatMap(([method, { responses }]) =>
-        Object.keys(responses)
-          .filter((status) => !["500", "503"].includes(status))
-          .map((status) => `${method.toUpperCase()} ${path} ${status}`),
-      ),
-    );
+    // The webhooks' operations have their own client test (webhooks-client.test.ts).
+    const documented = Object.entries(document.paths)
+      .filter(([path]) => !path.startsWith("/webhooks"))
+      .flatMap(([path, item]) =>
+        Object.entries(item).flatMap(([method, { responses }]) =>
+          Object.keys(responses)
+            .filter((status) => !["500", "503"].includes(status))
+            .map((status) => `${method.toUpperCase()} ${path} ${status}`),
+        ),
+      );
     const seen = new Set(observed.map(({ method, path, status }) => `${method} ${path} ${status}`));
     expect(documented.filter((response) => !seen.has(response))).toEqual([]);
   });

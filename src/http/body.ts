@@ -86,8 +86,15 @@ function checkCharset(req: IncomingMessage) {
   }
 }
 
+/** No body and no content type: a bare POST (a secret rotation) has nothing to be of the wrong type. */
+const hasNoBody = (req: IncomingMessage) =>
+  req.headers["content-type"] === undefined &&
+  req.headers["transfer-encoding"] === undefined &&
+  (req.headers["content-length"] ?? "0") === "0";
+
 /** A REST request's JSON body, which must be an object (an empty body counts as `{}`). */
 export async function readJsonObject(req: IncomingMessage, maxBytes: number): Promise<Record<string, unknown>> {
+  if (hasNoBody(req)) return {};
   if (mediaTypeOf(req) !== "application/json") {
     throw new AppError("unsupported_media_type", "Request body must be application/json");
   }

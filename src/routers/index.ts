@@ -4,11 +4,13 @@ import { agentsRouter } from "./agents.js";
 import { authRouter } from "./auth.js";
 import { leasesRouter } from "./leases.js";
 import { tasksRouter } from "./tasks.js";
+import { webhooksRouter } from "./webhooks.js";
 
 export const appRouter = router({
   agents: agentsRouter,
   tasks: tasksRouter,
   leases: leasesRouter,
+  webhooks: webhooksRouter,
   auth: authRouter,
   data: dataRouter,
 });

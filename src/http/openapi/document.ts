@@ -62,7 +62,7 @@ export function buildOpenApiDocument(
       const success = operation.responses["200"];
       const responses: Operation["responses"] = {};
       if (success && status === 204) responses["204"] = { description: "No content" };
-      else if (success) responses[String(status)] = status === 201 ? withLocation(success) : success;
+      else if (success) responses[String(status)] = status === 201 && meta.location ? withLocation(success) : success;
       const other = meta.otherSuccess;
       if (success && other) {
         // A null result is the 204: the body of the main success is never null.
@@ -106,6 +106,10 @@ const resourceTags = [
   {
     name: "leases",
     description: "Workers take an agent's tasks, renew their hold while they work, and give them back.",
+  },
+  {
+    name: "webhooks",
+    description: "Signed HTTP calls for matching events (Standard Webhooks v1), retried, logged and replayable.",
   },
   { name: "auth", description: "Sign in with the OAuth2 password grant; who is signed in." },
 ];

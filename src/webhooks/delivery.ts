@@ -1,0 +1,107 @@
+import type { Config } from "../config.js";
+import type { Database } from "../db/index.js";
+import type { Logger } from "../logger.js";
+import { cipherFor } from "./cipher.js";
+import { deliveriesChannel } from "./delivery-rows.js";
+import { startDispatcher } from "./dispatcher.js";
+import { feed, feedBatch } from "./feeder.js";
+import { createSender } from "./sender.js";
+
+// An event notification is followed by one more feed this much later: on PostgreSQL an event
+// committed while an older transaction was still open becomes readable only once that one ends,
+// which notifies nobody.
+const FOLLOW_UP_MS = 1_000;
+const RETRY_MS = 1_000;
+
+export interface WebhookDelivery {
+  /** Stops feeding and claiming; attempts in flight finish and are recorded first. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Webhook delivery in this process (SPEC §12.3): the feeder turns new events
+ * into deliveries when channel `events` says there are some, and the
+ * dispatcher sends what is due. Every instance runs both; the database
+ * decides who does what, so nothing is delivered twice at once or lost.
+ */
+export function startWebhookDelivery({
+  db,
+  config,
+  logger,
+}: {
+  db: Database;
+  config: Config;
+  logger: Logger;
+}): WebhookDelivery {
+  const settings = config.webhooks;
+  const sender = createSender({ allowPrivate: settings.allowPrivate, timeoutMs: settings.timeoutMs });
+  const dispatcher = startDispatcher({
+    db,
+    sender,
+    cipher: () => cipherFor(config),
+    policy: { retrySchedule: settings.retrySchedule, disableAfterHours: settings.disableAfterHours },
+    logger,
+    concurrency: settings.concurrency,
+    // Longer than the send's timeout plus recording it; after a crash the delivery is due again then.
+    claimMs: 2 * settings.timeoutMs + 5_000,
+  });
+
+  let feeding: Promise<void> | undefined;
+  let again = false;
+  let stopped = false;
+  let followUp: NodeJS.Timeout | undefined;
+  let retry: NodeJS.Timeout | undefined;
+
+  async function feedAll(): Promise<void> {
+    again = false;
+    try {
+      for (;;) {
+        const round = await feed(db);
+        if (round.deliveries > 0) dispatcher.wake();
+        if (round.events < feedBatch || stopped) break;
+      }
+    } catch (error) {
+      logger.warn({ err: error }, "feeding webhook deliveries failed; trying again shortly");
+      clearTimeout(retry);
+      retry = setTimeout(runFeed, RETRY_MS);
+      retry.unref();
+    }
+  }
+
+  function runFeed(): void {
+    if (stopped) return;
+    if (feeding) {
+      again = true;
+      return;
+    }
+    feeding = feedAll().finally(() => {
+      feeding = undefined;
+      if (again) runFeed();
+    });
+  }
+
+  const stopEvents = db.listen("events", () => {
+    runFeed();
+    if (followUp || stopped) return;
+    followUp = setTimeout(() => {
+      followUp = undefined;
+      runFeed();
+    }, FOLLOW_UP_MS);
+    followUp.unref();
+  });
+  const stopDeliveries = db.listen(deliveriesChannel, () => dispatcher.wake());
+  runFeed();
+
+  return {
+    async stop() {
+      stopped = true;
+      stopEvents();
+      stopDeliveries();
+      clearTimeout(followUp);
+      clearTimeout(retry);
+      await feeding;
+      await dispatcher.stop();
+      await sender.close();
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import { statement } from "../db/index.js";
+import type { EventRecord } from "../events/types.js";
+
+/** A delivery this instance claimed: its attempt is this instance's until `claimed_until`. */
+export interface Claim {
+  id: string;
+  webhook_id: string;
+  event_id: bigint;
+  attempts: number;
+}
+
+const jsonList = { sqlite: "SELECT value FROM json_each", postgresql: "SELECT json_array_elements_text" } as const;
+
+export const dispatchStatements = {
+  /**
+   * Due deliveries of enabled webhooks, oldest due first, skipping the
+   * webhooks (a JSON array of ids) whose attempts already fill their share
+   * here: walks deliveries_status_next_attempt_at_idx.
+   */
+  candidates: statement<{ id: string; webhook_id: string }, [now: Date, limit: number, full: string]>(
+    "deliveries_candidates",
+    {
+      sqlite: `SELECT d.id, d.webhook_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.enabled
+        WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND d.webhook_id NOT IN (${jsonList.sqlite}($3))
+        ORDER BY d.next_attempt_at LIMIT $2`,
+      postgresql: `SELECT d.id, d.webhook_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.enabled
+        WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND d.webhook_id NOT IN (${jsonList.postgresql}($3::json))
+        ORDER BY d.next_attempt_at LIMIT $2`,
+    },
+  ),
+  /**
+   * Claims those of `ids` (a JSON array) still due, atomically: the due
+   * time moves to the claim's end, so no other instance takes them while
+   * the attempt runs, and they are due again by themselves if this instance
+   * dies before recording it. PostgreSQL skips rows another claim holds;
+   * SQLite runs it as the one writer.
+   */
+  claim: statement<Claim, [ids: string, until: Date, now: Date]>("deliveries_claim", {
+    sqlite: `UPDATE deliveries SET next_attempt_at = $2, claimed_until = $2
+      WHERE id IN (${jsonList.sqlite}($1)) AND status = 'pending' AND next_attempt_at <= $3
+      RETURNING id, webhook_id, event_id, attempts`,
+    postgresql: `WITH claimable AS (
+        SELECT id FROM deliveries WHERE id IN (${jsonList.postgresql}($1::json))
+          AND status = 'pending' AND next_attempt_at <= $3
+        FOR UPDATE SKIP LOCKED)
+      UPDATE deliveries d SET next_attempt_at = $2, claimed_until = $2 FROM claimable c WHERE d.id = c.id
+      RETURNING d.id, d.webhook_id, d.event_id, d.attempts`,
+  }),
+  /** The earliest due time of an enabled webhook's pending delivery: when the dispatcher looks next. */
+  nextDue: statement<{ due: string }>(
+    "deliveries_next_due",
+    `SELECT d.next_attempt_at AS due FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.enabled
+     WHERE d.status = 'pending' AND d.next_attempt_at IS NOT NULL ORDER BY d.next_attempt_at LIMIT 1`,
+  ),
+  event: statement<EventRecord, [id: bigint]>(
+    "deliveries_event",
+    "SELECT id, type, occurred_at, agent_id, task_id, data FROM events WHERE id = $1",
+  ),
+  target: statement<{ url: string; enabled: boolean }, [id: string]>(
+    "deliveries_target",
+    "SELECT url, enabled FROM webhooks WHERE id = $1",
+  ),
+  /** The attempt's outcome, written only while the claim is still this instance's. */
+  finish: statement<
+    { id: string },
+    [
+      id: string,
+      claimedUntil: Date,
+      status: string,
+      nextAttemptAt: Date | null,
+      statusCode: number | null,
+      error: string | null,
+      durationMs: number,
+      now: Date,
+    ]
+  >(
+    "deliveries_finish",
+    `UPDATE deliveries SET status = $3, attempts = attempts + 1, next_attempt_at = $4, claimed_until = NULL,
+       last_status_code = $5, last_error = $6, last_duration_ms = $7, updated_at = $8
+     WHERE id = $1 AND claimed_until = $2 RETURNING id`,
+  ),
+  /** Nothing can be sent (the event is no longer kept): failed without an attempt. */
+  giveUp: statement<unknown, [id: string, claimedUntil: Date, error: string, now: Date]>(
+    "deliveries_give_up",
+    `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, claimed_until = NULL, last_error = $3,
+       updated_at = $4 WHERE id = $1 AND claimed_until = $2`,
+  ),
+  insertAttempt: statement<
+    unknown,
+    [id: string, deliveryId: string, at: Date, statusCode: number | null, error: string | null, durationMs: number]
+  >(
+    "delivery_attempts_insert",
+    `INSERT INTO delivery_attempts (id, delivery_id, attempted_at, status_code, error, duration_ms)
+     VALUES ($1, $2, $3, $4, $5, $6)`,
+  ),
+  succeeded: statement<unknown, [webhookId: string]>(
+    "webhooks_succeeded",
+    "UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL",
+  ),
+  /** Starts (or continues) the webhook's run of failures; returns when it started. */
+  failed: statement<{ failing_since: string; enabled: boolean }, [webhookId: string, at: Date]>(
+    "webhooks_failed",
+    "UPDATE webhooks SET failing_since = COALESCE(failing_since, $2) WHERE id = $1 RETURNING failing_since, enabled",
+  ),
+  disable: statement<{ id: string }, [webhookId: string, reason: string, now: Date]>(
+    "webhooks_disable",
+    "UPDATE webhooks SET enabled = FALSE, disabled_reason = $2, updated_at = $3 WHERE id = $1 AND enabled RETURNING id",
+  ),
+};

@@ -1,0 +1,66 @@
+import { Writable } from "node:stream";
+import { expect } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { createLogger } from "../../src/logger.js";
+import type { DeliveryOut, WebhookOut } from "../../src/schemas/webhooks.js";
+import { startWebhookDelivery } from "../../src/webhooks/delivery.js";
+import { startTestApp, type TestApp } from "./app.js";
+
+export const secretsKey = "test-webhook-secrets-key-of-32-bytes-or-more";
+
+/** The app on its own database, with webhook delivery running as in the service; private addresses allowed. */
+export async function startWebhookApp(env: Record<string, string> = {}): Promise<TestApp> {
+  // Load shedding is not under test here, and the machine may be busy: a slow event loop must not turn into 503s.
+  const settings = {
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    WEBHOOK_SECRETS_KEY: secretsKey,
+    MAX_EVENT_LOOP_DELAY_MS: "60000",
+    ...env,
+  };
+  const app = await startTestApp(settings);
+  const config = loadConfig({ SEED_SAMPLE_DATA: "false", ...settings, DATABASE_URL: app.database.url });
+  const sink = new Writable({
+    write(chunk, _encoding, callback) {
+      for (const line of String(chunk).split("\n").filter(Boolean)) app.logs.push(JSON.parse(line));
+      callback();
+    },
+  });
+  const delivery = startWebhookDelivery({ db: app.database.db, config, logger: createLogger("debug", sink) });
+  return {
+    ...app,
+    close: async () => {
+      await delivery.stop();
+      await app.close();
+    },
+  };
+}
+
+export type CreatedWebhook = WebhookOut & { secret: string };
+
+export async function createWebhook(app: TestApp, body: Record<string, unknown>): Promise<CreatedWebhook> {
+  const res = await app.request("/webhooks", { method: "POST", json: { types: ["*"], ...body } });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return (await res.json()) as CreatedWebhook;
+}
+
+export async function deliveriesOf(app: TestApp, webhookId: string, query = ""): Promise<DeliveryOut[]> {
+  const res = await app.request(`/webhooks/${webhookId}/deliveries${query}`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as DeliveryOut[];
+}
+
+/** Polls the delivery log until `done` holds for it. */
+export async function waitForDeliveries(
+  app: TestApp,
+  webhookId: string,
+  done: (deliveries: DeliveryOut[]) => boolean,
+  timeoutMs = 15_000,
+): Promise<DeliveryOut[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const deliveries = await deliveriesOf(app, webhookId, "?limit=1000");
+    if (done(deliveries)) return deliveries;
+    if (Date.now() > deadline) throw new Error(`delivery log not as expected: ${JSON.stringify(deliveries)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
