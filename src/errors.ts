@@ -57,6 +57,17 @@ export const errorCatalogue = {
     body: "error",
     response: { name: "Conflict", description: "Conflict" },
   },
+  precondition_failed: {
+    status: 412,
+    trpc: "PRECONDITION_FAILED",
+    v1: "PRECONDITION_FAILED",
+    body: "error",
+    response: {
+      name: "PreconditionFailed",
+      description: "If-Match names another version than the current one (details.current_version); nothing changed",
+      headers: ["ETag"],
+    },
+  },
   payload_too_large: {
     status: 413,
     trpc: "PAYLOAD_TOO_LARGE",
@@ -70,6 +81,16 @@ export const errorCatalogue = {
     v1: "UNSUPPORTED_MEDIA_TYPE",
     body: "error",
     response: { name: "UnsupportedMediaType", description: "Request body is not uncompressed JSON" },
+  },
+  idempotency_key_reused: {
+    status: 422,
+    trpc: "UNPROCESSABLE_CONTENT",
+    v1: "IDEMPOTENCY_KEY_REUSED",
+    body: "error",
+    response: {
+      name: "IdempotencyKeyReused",
+      description: "The Idempotency-Key was already used for another request (method, path, body or sender)",
+    },
   },
   rate_limited: {
     status: 429,

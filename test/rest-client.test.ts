@@ -270,7 +270,7 @@ describe("a client generated from /openapi.json", () => {
         const query = path.includes("compare") ? "month=2021-01" : "";
         const first = await get(dataApi, path, { query });
         const etag = first.response.headers.get("etag");
-        if (etag) await get(dataApi, path, { query, headers: { "if-none-match": etag } });
+        if (etag) await get(dataApi, path, { query, headers: { "If-None-Match": etag } });
         if (item.get?.responses["400"]) {
           await get(dataApi, path, { query: "month=2021-13" });
           await get(dataApi, path, { query: "page=0" });
@@ -286,6 +286,28 @@ describe("a client generated from /openapi.json", () => {
     } finally {
       await withData.close();
     }
+  });
+
+  it("makes conditional requests: 304 with If-None-Match, 412 with a stale If-Match", async () => {
+    const created = await api.POST("/agents", { body: { name: "Versioned", type: "worker" } });
+    const agent = { agent_id: created.data?.id ?? "" };
+    const task = await api.POST("/agents/{agent_id}/tasks", { params: { path: agent }, body: { title: "t" } });
+    const path = { ...agent, task_id: task.data?.id ?? "" };
+    const current = { "If-None-Match": '"1"' };
+    const stale = { "If-Match": '"7"' };
+    const calls = [
+      [304, api.GET("/agents/{agent_id}", { params: { path: agent, header: current } })],
+      [304, api.GET("/agents/{agent_id}/tasks/{task_id}", { params: { path, header: current } })],
+      [
+        412,
+        api.PUT("/agents/{agent_id}", { params: { path: agent, header: stale }, body: { name: "x", type: "worker" } }),
+      ],
+      [412, api.PATCH("/agents/{agent_id}", { params: { path: agent, header: stale }, body: { name: "x" } })],
+      [412, api.DELETE("/agents/{agent_id}", { params: { path: agent, header: stale } })],
+      [412, api.PATCH("/agents/{agent_id}/tasks/{task_id}", { params: { path, header: stale }, body: { title: "x" } })],
+      [412, api.DELETE("/agents/{agent_id}/tasks/{task_id}", { params: { path, header: stale } })],
+    ] as const;
+    for (const [status, call] of calls) expect((await call).response.status).toBe(status);
   });
 
   it("exercised every documented status of every operation but 500 and 503", () => {

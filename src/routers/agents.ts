@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   Agent,
   AgentCreate,
+  AgentDeleteInput,
   AgentList,
   AgentListQuery,
   AgentReplace,
@@ -10,6 +11,7 @@ import {
 } from "../schemas/agents.js";
 import { agentsService } from "../services/agents.js";
 import { readProcedure, router, writeProcedure } from "../trpc/init.js";
+import { acceptedVersions } from "../trpc/versions.js";
 
 const tags = ["agents"];
 const byId = z.object({ agent_id: agentId });
@@ -42,6 +44,7 @@ export const agentsRouter = router({
         protect: false,
         errorResponses: [404],
       },
+      versioned: true,
     })
     .input(byId)
     .output(Agent)
@@ -60,6 +63,7 @@ export const agentsRouter = router({
       },
       successStatus: 201,
       location: (agent) => `/agents/${agent.id}`,
+      versioned: true,
     })
     .input(AgentCreate)
     .output(Agent)
@@ -76,10 +80,13 @@ export const agentsRouter = router({
         protect: false,
         errorResponses: [400, 404],
       },
+      versioned: true,
     })
     .input(AgentReplace)
     .output(Agent)
-    .mutation(({ ctx, input: { agent_id, ...body } }) => agentsService.replace(ctx.db, agent_id, body)),
+    .mutation(({ ctx, input: { agent_id, expected_version, ...body } }) =>
+      agentsService.replace(ctx.db, agent_id, body, acceptedVersions(ctx, expected_version)),
+    ),
 
   remove: writeProcedure
     .meta({
@@ -93,10 +100,13 @@ export const agentsRouter = router({
         errorResponses: [404],
       },
       successStatus: 204,
+      versioned: true,
     })
-    .input(byId)
+    .input(AgentDeleteInput)
     .output(z.void())
-    .mutation(({ ctx, input }) => agentsService.remove(ctx.db, input.agent_id)),
+    .mutation(({ ctx, input }) =>
+      agentsService.remove(ctx.db, input.agent_id, acceptedVersions(ctx, input.expected_version)),
+    ),
 
   update: writeProcedure
     .meta({
@@ -111,8 +121,11 @@ export const agentsRouter = router({
         protect: false,
         errorResponses: [400, 404, 409],
       },
+      versioned: true,
     })
     .input(AgentUpdateInput)
     .output(Agent)
-    .mutation(({ ctx, input: { agent_id, ...patch } }) => agentsService.update(ctx.db, agent_id, patch)),
+    .mutation(({ ctx, input: { agent_id, expected_version, ...patch } }) =>
+      agentsService.update(ctx.db, agent_id, patch, acceptedVersions(ctx, expected_version)),
+    ),
 });

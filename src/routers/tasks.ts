@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   Task,
   TaskCreateInput,
+  TaskDeleteInput,
   TaskList,
   TaskListQuery,
   type TaskOut,
@@ -10,6 +11,7 @@ import {
 } from "../schemas/tasks.js";
 import { tasksService } from "../services/tasks.js";
 import { readProcedure, router, writeProcedure } from "../trpc/init.js";
+import { acceptedVersions } from "../trpc/versions.js";
 
 const tags = ["tasks"];
 
@@ -54,6 +56,7 @@ export const tasksRouter = router({
       },
       successStatus: 201,
       location: (task) => `/agents/${task.agent_id}/tasks/${task.id}`,
+      versioned: true,
     })
     .input(TaskCreateInput)
     .output(Task)
@@ -70,6 +73,7 @@ export const tasksRouter = router({
         protect: false,
         errorResponses: [404],
       },
+      versioned: true,
     })
     .input(TaskPath)
     .output(Task)
@@ -95,11 +99,19 @@ export const tasksRouter = router({
         description: "Cancellation asked of the task's worker (cancel_requested), not done yet",
         when: cancellationAccepted,
       },
+      versioned: true,
     })
     .input(TaskUpdateInput)
     .output(Task)
-    .mutation(({ ctx, input: { agent_id, task_id, ...patch } }) =>
-      tasksService.update(ctx.db, agent_id, task_id, patch, ctx.config.taskRetry),
+    .mutation(({ ctx, input: { agent_id, task_id, expected_version, ...patch } }) =>
+      tasksService.update(
+        ctx.db,
+        agent_id,
+        task_id,
+        patch,
+        ctx.config.taskRetry,
+        acceptedVersions(ctx, expected_version),
+      ),
     ),
 
   remove: writeProcedure
@@ -114,8 +126,11 @@ export const tasksRouter = router({
         errorResponses: [404],
       },
       successStatus: 204,
+      versioned: true,
     })
-    .input(TaskPath)
+    .input(TaskDeleteInput)
     .output(z.void())
-    .mutation(({ ctx, input }) => tasksService.remove(ctx.db, input.agent_id, input.task_id)),
+    .mutation(({ ctx, input }) =>
+      tasksService.remove(ctx.db, input.agent_id, input.task_id, acceptedVersions(ctx, input.expected_version)),
+    ),
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { atLeastOneOf, metadata, pagination, resourceId, text, timestamp, version } from "./common.js";
+import { expectedVersion } from "./conditional.js";
 
 export const agentTypes = ["assistant", "worker", "supervisor"] as const;
 export const agentStatuses = ["idle", "running", "paused", "error", "stopped"] as const;
@@ -25,11 +26,22 @@ const agentExample = {
 export const AgentCreate = z.object({ name: agentName, type: agentType }).meta({ examples: [agentCreateExample] });
 
 /** PUT's input: the path's agent id and the full replacement body. */
-export const AgentReplace = AgentCreate.extend({ agent_id: agentId }).meta({ examples: [agentCreateExample] });
+export const AgentReplace = AgentCreate.extend({ agent_id: agentId, ...expectedVersion }).meta({
+  examples: [agentCreateExample],
+});
 
 export const agentUpdateFields = ["name", "type", "status"] as const;
+/** DELETE's input: the path's agent id. */
+export const AgentDeleteInput = z.object({ agent_id: agentId, ...expectedVersion });
+
 export const AgentUpdateInput = z
-  .object({ agent_id: agentId, name: agentName.optional(), type: agentType.optional(), status: agentStatus.optional() })
+  .object({
+    agent_id: agentId,
+    name: agentName.optional(),
+    type: agentType.optional(),
+    status: agentStatus.optional(),
+    ...expectedVersion,
+  })
   .check(atLeastOneOf(agentUpdateFields))
   .meta({ examples: [{ status: "running" }] });
 
@@ -54,7 +66,7 @@ export const AgentListQuery = z.object({
 });
 
 export type AgentCreateInput = z.infer<typeof AgentCreate>;
-export type AgentUpdateBody = Omit<z.infer<typeof AgentUpdateInput>, "agent_id">;
+export type AgentUpdateBody = Omit<z.infer<typeof AgentUpdateInput>, "agent_id" | "expected_version">;
 export type AgentStatus = (typeof agentStatuses)[number];
 export type AgentListInput = z.infer<typeof AgentListQuery>;
 export type AgentOut = z.infer<typeof Agent>;

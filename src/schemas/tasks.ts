@@ -11,6 +11,7 @@ import {
   uuidPattern,
   version,
 } from "./common.js";
+import { expectedVersion } from "./conditional.js";
 import { jsonObject, jsonValue, maxInputBytes, serialisedBytes } from "./json.js";
 
 export const taskStatuses = ["pending", "running", "succeeded", "failed", "cancelled"] as const;
@@ -123,7 +124,7 @@ const TaskUpdate = z.object({
 export const TaskCreateInput = TaskCreate.extend({ agent_id: agentId }).meta({
   examples: [{ title: "Summarise the weekly report", priority: 7, input: { url: "https://example.com/report.pdf" } }],
 });
-export const TaskUpdateInput = TaskUpdate.extend({ agent_id: agentId, task_id: taskId })
+export const TaskUpdateInput = TaskUpdate.extend({ agent_id: agentId, task_id: taskId, ...expectedVersion })
   .check(atLeastOneOf(taskUpdateFields))
   .check(finishingRules)
   .meta({
@@ -138,6 +139,7 @@ export const TaskUpdateInput = TaskUpdate.extend({ agent_id: agentId, task_id: t
     ],
   });
 export const TaskPath = z.object({ agent_id: agentId, task_id: taskId });
+export const TaskDeleteInput = TaskPath.extend(expectedVersion);
 export const TaskListQuery = z.object({
   agent_id: agentId,
   ...pagination,
@@ -223,7 +225,7 @@ export const Task = z
 
 export type TaskStatus = (typeof taskStatuses)[number];
 export type TaskCreateBody = Omit<z.infer<typeof TaskCreateInput>, "agent_id">;
-export type TaskUpdateBody = Omit<z.infer<typeof TaskUpdateInput>, "agent_id" | "task_id">;
+export type TaskUpdateBody = Omit<z.infer<typeof TaskUpdateInput>, "agent_id" | "task_id" | "expected_version">;
 export type TaskListInput = z.infer<typeof TaskListQuery>;
 export type TaskOut = z.infer<typeof Task>;
 

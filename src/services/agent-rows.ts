@@ -59,13 +59,18 @@ export const agentStatements = {
    * creation (which takes a share lock on its agent) waits, then finds the
    * agent gone, so no task escapes a deletion's events.
    */
-  lock: statement<{ id: string }, [id: string]>("agents_lock", {
-    sqlite: "SELECT id FROM agents WHERE id = $1",
-    postgresql: "SELECT id FROM agents WHERE id = $1 FOR UPDATE",
+  lock: statement<{ id: string; version: number }, [id: string]>("agents_lock", {
+    sqlite: "SELECT id, version FROM agents WHERE id = $1",
+    postgresql: "SELECT id, version FROM agents WHERE id = $1 FOR UPDATE",
   }),
   exists: statement<{ id: string }, [id: string]>("agents_exists", "SELECT id FROM agents WHERE id = $1"),
   delete: statement<AgentRow, [id: string]>(
     "agents_delete",
     `DELETE FROM agents WHERE id = $1 RETURNING ${agentColumns}`,
+  ),
+  /** A conditional deletion (If-Match): only the version the request accepted. */
+  deleteAtVersion: statement<AgentRow, [id: string, version: number]>(
+    "agents_delete_at_version",
+    `DELETE FROM agents WHERE id = $1 AND version = $2 RETURNING ${agentColumns}`,
   ),
 };

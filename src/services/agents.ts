@@ -5,7 +5,15 @@ import { recordEvents } from "../events/outbox.js";
 import type { AgentCreateInput, AgentListInput, AgentOut, AgentUpdateBody } from "../schemas/agents.js";
 import { isUuid } from "../schemas/common.js";
 import { agentStatements, toAgent } from "./agent-rows.js";
-import { changesOf, given, lostRace, nextUpdatedAt, retryLostRaces } from "./conditional-update.js";
+import {
+  changesOf,
+  given,
+  lostRace,
+  nextUpdatedAt,
+  requireVersion,
+  retryLostRaces,
+  type VersionCondition,
+} from "./conditional-update.js";
 import { byCreation, taskStatements, toTask } from "./task-rows.js";
 import { agentTransitions, isStatusChange } from "./transitions.js";
 
@@ -45,23 +53,24 @@ export const agentsService = {
   },
 
   /** Full replacement of name and type; status and created_at are kept. */
-  async replace(db: Database, id: string, input: AgentCreateInput): Promise<AgentOut> {
-    return agentsService.update(db, id, { name: input.name, type: input.type });
+  async replace(db: Database, id: string, input: AgentCreateInput, accepted?: VersionCondition): Promise<AgentOut> {
+    return agentsService.update(db, id, { name: input.name, type: input.type }, accepted);
   },
 
   /**
    * Changes the given fields; a status change must be allowed by SPEC §3's
    * table from the state the agent is in when the write happens. Values equal
    * to the stored ones change nothing: the same state again is a no-op, with
-   * no new version and no event.
+   * no new version and no event. `accepted` makes it conditional (SPEC §13.2).
    */
-  async update(db: Database, id: string, patch: AgentUpdateBody): Promise<AgentOut> {
+  async update(db: Database, id: string, patch: AgentUpdateBody, accepted?: VersionCondition): Promise<AgentOut> {
     if (!isUuid(id)) throw agentNotFound();
     return retryLostRaces("Agent", () =>
       db.transaction(async (tx) => {
         const row = await tx.get(agentStatements.get, [id]);
         if (!row) throw agentNotFound();
         const before = toAgent(row);
+        requireVersion("Agent", before.version, accepted);
         const { status, ...fields } = patch;
         const after = { ...before, ...given(fields) };
         if (status && isStatusChange(agentTransitions, before.status, status)) after.status = status;
@@ -84,13 +93,21 @@ export const agentsService = {
     );
   },
 
-  /** Deletes the agent and its tasks: one task.deleted per task, then agent.deleted. */
-  async remove(db: Database, id: string): Promise<void> {
+  /**
+   * Deletes the agent and its tasks: one task.deleted per task, then
+   * agent.deleted. Conditional (`accepted`), the agent's deletion names the
+   * version it was locked at, which nothing else can change meanwhile.
+   */
+  async remove(db: Database, id: string, accepted?: VersionCondition): Promise<void> {
     if (!isUuid(id)) throw agentNotFound();
     await db.transaction(async (tx) => {
-      if (!(await tx.get(agentStatements.lock, [id]))) throw agentNotFound();
+      const locked = await tx.get(agentStatements.lock, [id]);
+      if (!locked) throw agentNotFound();
+      requireVersion("Agent", locked.version, accepted);
       const tasks = (await tx.all(taskStatements.deleteOfAgent, [id])).map(toTask).sort(byCreation);
-      const row = await tx.get(agentStatements.delete, [id]);
+      const row = accepted
+        ? await tx.get(agentStatements.deleteAtVersion, [id, locked.version])
+        : await tx.get(agentStatements.delete, [id]);
       if (!row) throw agentNotFound();
       await recordEvents(tx, [
         ...tasks.map((task) => ({ type: "task.deleted" as const, agentId: id, taskId: task.id, data: { task } })),

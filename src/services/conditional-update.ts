@@ -52,3 +52,25 @@ export function changesOf<T extends object>(before: T, after: T, fields: readonl
 /** The entries of `patch` that are set: a field left out of a PATCH keeps its value. */
 export const given = <T extends object>(patch: T): Partial<T> =>
   Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as Partial<T>;
+
+/**
+ * The versions a conditional write accepts (SPEC §13.2: If-Match, or
+ * expected_version over tRPC); undefined accepts any.
+ */
+export type VersionCondition = readonly number[] | undefined;
+
+/**
+ * Refuses the write, 412, unless the resource's version as read is one the
+ * request accepts. The write that follows names that same version in its
+ * WHERE, so a change slipped in between makes it match nothing: the attempt
+ * is retried and, reading the new version, ends here.
+ */
+export function requireVersion(what: string, version: number, accepted: VersionCondition): void {
+  if (accepted === undefined || accepted.includes(version)) return;
+  throw new AppError(
+    "precondition_failed",
+    `${what} is at version ${version}, not a version the request names`,
+    { current_version: version },
+    { ETag: `"${version}"` },
+  );
+}

@@ -143,6 +143,11 @@ export const taskStatements = {
     "tasks_delete",
     `DELETE FROM tasks WHERE id = $1 AND agent_id = $2 RETURNING ${taskColumns}`,
   ),
+  /** A conditional deletion (If-Match): only the version the request accepted. */
+  deleteAtVersion: statement<TaskRow, [id: string, agentId: string, version: number]>(
+    "tasks_delete_at_version",
+    `DELETE FROM tasks WHERE id = $1 AND agent_id = $2 AND version = $3 RETURNING ${taskColumns}`,
+  ),
   deleteOfAgent: statement<TaskRow, [agentId: string]>(
     "tasks_delete_of_agent",
     `DELETE FROM tasks WHERE agent_id = $1 RETURNING ${taskColumns}`,

@@ -8,7 +8,14 @@ import { isUuid } from "../schemas/common.js";
 import type { TaskCreateBody, TaskListInput, TaskOut, TaskUpdateBody } from "../schemas/tasks.js";
 import { agentStatements } from "./agent-rows.js";
 import { agentNotFound } from "./agents.js";
-import { changesOf, lostRace, nextUpdatedAt, retryLostRaces } from "./conditional-update.js";
+import {
+  changesOf,
+  lostRace,
+  nextUpdatedAt,
+  requireVersion,
+  retryLostRaces,
+  type VersionCondition,
+} from "./conditional-update.js";
 import { taskChangeFields, taskStatements, toTask, toText, updateArgs } from "./task-rows.js";
 
 const taskNotFound = () => notFound("Task");
@@ -74,7 +81,8 @@ export const tasksService = {
    * table from the state the task is in when the write happens, and a leased
    * task's status is its worker's (SPEC §11.3, §11.4: planTaskUpdate). Values
    * equal to the stored ones change nothing: the same state again is a
-   * no-op, with no new version and no event.
+   * no-op, with no new version and no event. `accepted` makes it
+   * conditional (SPEC §13.2).
    */
   async update(
     db: Database,
@@ -82,6 +90,7 @@ export const tasksService = {
     id: string,
     patch: TaskUpdateBody,
     retry: RetryPolicy = defaultRetryPolicy,
+    accepted?: VersionCondition,
   ): Promise<TaskOut> {
     if (!isUuid(agentId) || !isUuid(id)) throw await missing(db, agentId);
     return retryLostRaces("Task", () =>
@@ -89,6 +98,7 @@ export const tasksService = {
         const row = await tx.get(taskStatements.get, [id, agentId]);
         if (!row) throw await missing(tx, agentId);
         const before = toTask(row);
+        requireVersion("Task", before.version, accepted);
         const updatedAt = nextUpdatedAt(before.updated_at);
         const planned = planTaskUpdate(row, patch, updatedAt, retry);
         const changes = changesOf(before, toTask(planned.row), taskChangeFields);
@@ -102,13 +112,23 @@ export const tasksService = {
     );
   },
 
-  async remove(db: Database, agentId: string, id: string): Promise<void> {
+  /** Conditional (`accepted`), the deletion names the version it found acceptable, as updates do. */
+  async remove(db: Database, agentId: string, id: string, accepted?: VersionCondition): Promise<void> {
     if (!isUuid(agentId) || !isUuid(id)) throw await missing(db, agentId);
-    await db.transaction(async (tx) => {
-      const row = await tx.get(taskStatements.delete, [id, agentId]);
-      if (!row) throw await missing(tx, agentId);
-      const task = toTask(row);
-      await recordEvents(tx, [{ type: "task.deleted", agentId, taskId: id, data: { task } }]);
-    });
+    await retryLostRaces("Task", () =>
+      db.transaction(async (tx) => {
+        let row = accepted ? undefined : await tx.get(taskStatements.delete, [id, agentId]);
+        if (accepted) {
+          const current = await tx.get(taskStatements.get, [id, agentId]);
+          if (!current) throw await missing(tx, agentId);
+          requireVersion("Task", current.version, accepted);
+          row = await tx.get(taskStatements.deleteAtVersion, [id, agentId, current.version]);
+          if (!row) return lostRace;
+        }
+        if (!row) throw await missing(tx, agentId);
+        const task = toTask(row);
+        await recordEvents(tx, [{ type: "task.deleted", agentId, taskId: id, data: { task } }]);
+      }),
+    );
   },
 };

@@ -19,6 +19,8 @@ export interface Context extends AppDeps {
   req?: IncomingMessage;
   /** Who is calling, once the procedure's access check ran (anonymous before, and where none is needed). */
   principal: Principal;
+  /** REST only: the versions `If-Match` accepts (SPEC §13.2); undefined when it is absent or `*`. */
+  ifMatch?: readonly number[];
 }
 
 /**

@@ -27,6 +27,12 @@ export type ProcedureMeta = {
    */
   responseHeaders?: (data: unknown) => Record<string, string>;
   /**
+   * The result is a versioned resource (SPEC §13.2): REST answers with
+   * `ETag: "<version>"`, a GET with a matching `If-None-Match` is 304, and
+   * PUT/PATCH/DELETE read `If-Match` (http/rest/conditional.ts).
+   */
+  versioned?: true;
+  /**
    * `"sse"`: the procedure (a GET) returns an async iterable of
    * `ServerSentEvent`, which REST writes as `text/event-stream` until it ends
    * or the client leaves; the procedure's `signal` aborts when the client leaves.

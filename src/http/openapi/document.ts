@@ -3,6 +3,7 @@ import { acceptedCredentials, type Credential } from "../../auth/policy.js";
 import type { Config } from "../../config.js";
 import type { AppRouter } from "../../routers/index.js";
 import { procedureMetas } from "../procedure-metas.js";
+import { documentVersioned } from "./conditional.js";
 import { errorComponents, errorResponseRefs } from "./errors.js";
 
 type Operation = {
@@ -82,6 +83,7 @@ export function buildOpenApiDocument(
       if (credentials.includes("apiKey")) errorStatuses.add(403);
       Object.assign(responses, errorResponseRefs([...errorStatuses].sort((a, b) => a - b)));
       operation.responses = responses;
+      if (meta.versioned) documentVersioned(method, operation as Parameters<typeof documentVersioned>[1]);
     }
   }
   // The adapter's own error schemas (`error.BAD_REQUEST`, …) describe bodies this service never sends.

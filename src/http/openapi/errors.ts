@@ -54,6 +54,7 @@ const schemas = {
 const headerSchemas: Record<string, object> = {
   "Retry-After": { description: "Seconds to wait", schema: { type: "integer" } },
   "WWW-Authenticate": { schema: { type: "string", example: "Bearer" } },
+  ETag: { description: "The resource's current version", schema: { type: "string", example: '"3"' } },
   Allow: { description: "The methods the path answers", schema: { type: "string", example: "GET, POST" } },
 };
 
@@ -77,6 +78,13 @@ const examples: Record<ErrorKind, Record<string, Example>> = {
   },
   method_not_allowed: { method: { summary: "Another method", value: { detail: "Method Not Allowed" } } },
   conflict: {
+    inFlight: {
+      summary: "The first request with this Idempotency-Key is still running (Retry-After: 1)",
+      value: {
+        error: "conflict",
+        message: "A request with this Idempotency-Key is still being processed; retry shortly",
+      },
+    },
     transition: {
       summary: "A status change the lifecycle forbids",
       value: {
@@ -110,6 +118,16 @@ const examples: Record<ErrorKind, Record<string, Example>> = {
       },
     },
   },
+  precondition_failed: {
+    version: {
+      summary: "If-Match names another version",
+      value: {
+        error: "precondition_failed",
+        message: "Agent is at version 3, not a version the request names",
+        details: { current_version: 3 },
+      },
+    },
+  },
   payload_too_large: {
     body: {
       summary: "Body over BODY_LIMIT",
@@ -120,6 +138,15 @@ const examples: Record<ErrorKind, Record<string, Example>> = {
     json: {
       summary: "Not JSON",
       value: { error: "unsupported_media_type", message: "Request body must be application/json" },
+    },
+  },
+  idempotency_key_reused: {
+    reused: {
+      summary: "The key was used for another request",
+      value: {
+        error: "idempotency_key_reused",
+        message: "This Idempotency-Key was used for a different request; use a new key for a new request",
+      },
     },
   },
   rate_limited: {

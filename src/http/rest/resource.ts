@@ -2,6 +2,7 @@ import type { AppError } from "../../errors.js";
 import { type AppDeps, createContext } from "../../trpc/context.js";
 import { methodNotAllowedError } from "../errors.js";
 import { type Headers, reportedError, sendEmpty, sendJson, sendRestError } from "../respond.js";
+import { etagHeader, notModified, readIfMatch } from "./conditional.js";
 import type { PathHandler, RestRequest } from "./dispatcher.js";
 import { writeEventStream } from "./event-stream.js";
 import type { ProcedureRoute } from "./procedures.js";
@@ -10,7 +11,8 @@ import type { ProcedureRoute } from "./procedures.js";
  * The status and headers of a success, from the procedure's meta: 201 with
  * `Location` for a creation, 204 with no body for a deletion, 200 otherwise,
  * or the other success the result chose; plus whatever `responseHeaders`
- * derives from the result.
+ * derives from the result; a versioned resource's ETag, and 304 for a GET
+ * that already has it.
  */
 function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown, input: unknown) {
   const { successStatus = 200, location, responseHeaders, otherSuccess } = route.meta;
@@ -18,6 +20,9 @@ function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown
   let headers: Headers | undefined;
   if (location && status === 201) headers = { Location: location(data as Parameters<typeof location>[0]) };
   if (responseHeaders && data !== null) headers = { ...headers, ...responseHeaders(data) };
+  const etag = etagHeader(route, data);
+  if (etag) headers = { ...headers, ...etag };
+  if (status === 200 && notModified(request, etag)) return sendEmpty(request.res, 304, etag);
   if (status === 204) return sendEmpty(request.res, 204, headers);
   sendJson(request.res, status, data, headers);
 }
@@ -48,6 +53,7 @@ export function restResource(routes: ProcedureRoute[], deps: AppDeps): PathHandl
       try {
         const input = await route.readInput(request);
         const ctx = createContext(deps, request.req, request.requestId);
+        readIfMatch(route, request, ctx, input);
         const leave = leaving(request);
         if (route.meta.stream === "sse") {
           await writeEventStream(request.res, await route.invoke(ctx, input, leave.signal), leave);

@@ -1,0 +1,9 @@
+import type { VersionCondition } from "../services/conditional-update.js";
+import type { Context } from "./context.js";
+
+/**
+ * The versions a write accepts (SPEC §13.2): the tRPC input's
+ * `expected_version`, or what REST read from `If-Match` into the context.
+ */
+export const acceptedVersions = (ctx: Context, expectedVersion: number | undefined): VersionCondition =>
+  expectedVersion === undefined ? ctx.ifMatch : [expectedVersion];
