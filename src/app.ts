@@ -63,7 +63,8 @@ export function createApp(deps: AppDeps): RequestListener {
   const web = expressApp(deps, openApiDocument(deps.config), limits);
   return createDispatcher({
     table: restTable(deps, limits),
-    admission: admission(deps.config.load),
+    admission: admission(deps.config.load, deps.db.provider),
+    bodyLimit: deps.config.bodyLimit,
     logger: deps.logger,
     refusesItself: (path) => /^\/trpc(\/|$)/i.test(path),
     fallback: (req, res, handoff) => {

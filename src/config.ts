@@ -33,8 +33,6 @@ const envSchema = z
         .regex(/^\d+(b|kb|mb)?$/i, "must be a size such as 1mb, 512kb or 1048576")
         .default("1mb"),
     ),
-    MAX_IN_FLIGHT: optional(z.coerce.number().int().min(1).default(1024)),
-    MAX_EVENT_LOOP_DELAY_MS: optional(z.coerce.number().int().min(1).default(1000)),
     LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
     WEB_CONCURRENCY: optional(z.coerce.number().int().min(1).max(64).default(1)),
     WEBHOOK_SECRETS_KEY: optional(
@@ -65,6 +63,18 @@ const envSchema = z
     // Rate limits and the client address (SPEC §13.4).
     RATE_LIMIT_PER_MINUTE: optional(z.coerce.number().int().min(0).max(1_000_000).default(0)),
     TRUST_PROXY: optional(trustProxySetting.optional()),
+    // The server's own limits: slow clients, admission, batches, shutdown.
+    HEADERS_TIMEOUT_SECONDS: optional(z.coerce.number().positive().max(600).default(10)),
+    BODY_TIMEOUT_SECONDS: optional(z.coerce.number().positive().max(3600).default(30)),
+    KEEP_ALIVE_TIMEOUT_SECONDS: optional(z.coerce.number().positive().max(600).default(5)),
+    MAX_CONNECTIONS_PER_CLIENT: optional(z.coerce.number().int().min(0).default(128)),
+    MAX_IN_FLIGHT: optional(z.coerce.number().int().min(1).optional()),
+    MAX_QUEUED: optional(z.coerce.number().int().min(0).default(256)),
+    MAX_QUEUE_MS: optional(z.coerce.number().int().min(0).max(60_000).default(50)),
+    MAX_EVENT_LOOP_DELAY_MS: optional(z.coerce.number().int().min(1).default(1000)),
+    MAX_LONG_POLLS: optional(z.coerce.number().int().min(0).default(1000)),
+    TRPC_MAX_BATCH_SIZE: optional(z.coerce.number().int().min(1).max(1000).default(20)),
+    SHUTDOWN_GRACE_SECONDS: optional(z.coerce.number().positive().max(3600).default(10)),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -118,7 +128,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** Largest request body, in bytes. */
     bodyLimit: bytesOf(e.BODY_LIMIT),
     logLevel: e.LOG_LEVEL,
-    load: { maxInFlight: e.MAX_IN_FLIGHT, maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS },
     /** Worker processes sharing the port (node:cluster); 1 serves from the main process. */
     webConcurrency: e.WEB_CONCURRENCY,
     webhooks: {
@@ -144,5 +153,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     /** Which hops of X-Forwarded-For are trusted proxies (express's `trust proxy`); unset: none, the socket's address. */
     trustProxy: e.TRUST_PROXY,
+    /** How much a client may hold of the server, and for how long (http/server.ts). */
+    server: {
+      headersTimeoutMs: Math.round(e.HEADERS_TIMEOUT_SECONDS * 1000),
+      bodyTimeoutMs: Math.round(e.BODY_TIMEOUT_SECONDS * 1000),
+      keepAliveTimeoutMs: Math.round(e.KEEP_ALIVE_TIMEOUT_SECONDS * 1000),
+      /** 0: no cap (behind a proxy every client shares its address). */
+      maxConnectionsPerClient: e.MAX_CONNECTIONS_PER_CLIENT,
+      shutdownGraceMs: Math.round(e.SHUTDOWN_GRACE_SECONDS * 1000),
+    },
+    /** Admission control (http/middleware/admission.ts); maxInFlight unset: sized to the database pool. */
+    load: {
+      maxInFlight: e.MAX_IN_FLIGHT,
+      maxQueued: e.MAX_QUEUED,
+      maxQueueMs: e.MAX_QUEUE_MS,
+      maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
+      maxLongPolls: e.MAX_LONG_POLLS,
+    },
+    /** Calls one /trpc request may batch. */
+    trpcMaxBatchSize: e.TRPC_MAX_BATCH_SIZE,
   };
 }

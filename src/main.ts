@@ -1,12 +1,10 @@
 import cluster from "node:cluster";
-import { createServer } from "node:http";
 import { superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
 import type { Database } from "./db/index.js";
+import { createHttpServer } from "./http/server.js";
+import { gracefulShutdown } from "./http/shutdown.js";
 import { createLogger } from "./logger.js";
-
-// In-flight requests get this long to finish after SIGTERM/SIGINT.
-const SHUTDOWN_GRACE_MS = 10_000;
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -45,7 +43,8 @@ async function main() {
   const shutdown = new AbortController();
   const settler = startSettler({ db, policy: config.taskRetry, logger });
   const webhooks = startWebhookDelivery({ db, config, logger });
-  const server = createServer(createApp({ db, config, logger, shutdown: shutdown.signal }));
+  const server = createHttpServer(createApp({ db, config, logger, shutdown: shutdown.signal }), config.server);
+  const graceful = gracefulShutdown(server);
   server.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
@@ -58,21 +57,19 @@ async function main() {
     stopping = true;
     logger.info({ signal }, "shutting down");
     shutdown.abort();
-    const forced = setTimeout(() => {
-      logger.warn("in-flight requests did not finish in time; closing them");
-      server.closeAllConnections();
-    }, SHUTDOWN_GRACE_MS);
-    forced.unref();
-    server.close(async () => {
-      await settler.stop();
-      await webhooks.stop();
-      await db.close();
-      await stopTracing?.();
-      logger.info("stopped");
-      logger.flush();
-      process.exit(0);
-    });
-    server.closeIdleConnections();
+    void graceful
+      .drain(config.server.shutdownGraceMs, () =>
+        logger.warn("in-flight requests did not finish in time; closing them"),
+      )
+      .then(async () => {
+        await settler.stop();
+        await webhooks.stop();
+        await db.close();
+        await stopTracing?.();
+        logger.info("stopped");
+        logger.flush();
+        process.exit(0);
+      });
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));

@@ -1,10 +1,11 @@
-import { createServer, request as httpRequest } from "node:http";
+import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { connectDatabase } from "../src/db/index.js";
 import { createLogger } from "../src/logger.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
+import { holdAgentsWriteLock } from "./helpers/write-lock.js";
 
 describe("a database that does not answer", () => {
   it("gives 503 unavailable with Retry-After, not 500", async () => {
@@ -38,33 +39,29 @@ describe("a database that does not answer", () => {
 describe("overload", () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp({ MAX_IN_FLIGHT: "1" });
+    app = await startTestApp({ MAX_IN_FLIGHT: "1", MAX_QUEUED: "0" });
   });
   afterAll(() => app.close());
 
   it("sheds requests beyond the in-flight bound with 503 + Retry-After, then recovers", async () => {
-    const { port } = new URL(app.baseUrl);
-    // A request whose body never completes stays in flight.
-    const stuck = httpRequest({
-      host: "127.0.0.1",
-      port,
-      method: "POST",
-      path: "/agents",
-      headers: { "content-type": "application/json", "content-length": "100" },
-    });
-    stuck.on("error", () => {});
-    stuck.write("{");
-    await expect
-      .poll(async () => {
-        const res = await app.request("/agents");
-        return { status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.json() };
-      })
-      .toEqual({
-        status: 503,
-        retryAfter: "1",
-        body: { error: "unavailable", message: "The service is overloaded; retry shortly" },
-      });
-    stuck.destroy();
+    // A create waiting for the table's write lock holds the only slot.
+    const lock = await holdAgentsWriteLock(app.database.url);
+    const held = app.request("/agents", { method: "POST", json: { name: "held", type: "worker" } });
+    try {
+      await expect
+        .poll(async () => {
+          const res = await app.request("/agents");
+          return { status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.json() };
+        })
+        .toEqual({
+          status: 503,
+          retryAfter: "1",
+          body: { error: "unavailable", message: "The service is overloaded; retry shortly" },
+        });
+    } finally {
+      await lock.release();
+    }
+    expect((await held).status).toBe(201);
     await expect.poll(async () => (await app.request("/agents")).status).toBe(200);
   });
 });

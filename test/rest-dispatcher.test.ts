@@ -67,7 +67,8 @@ beforeAll(async () => {
   }
   const dispatch = createDispatcher({
     table,
-    admission: admission(deps.config.load),
+    admission: admission(deps.config.load, database.db.provider),
+    bodyLimit: deps.config.bodyLimit,
     logger: deps.logger,
     refusesItself: () => false,
     fallback: (_req, res) => sendRestError(res, notFoundError()),

@@ -1,4 +1,4 @@
-import { createServer, request as httpRequest, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +7,7 @@ import { loadConfig } from "../src/config.js";
 import { connectDatabase, type Database } from "../src/db/index.js";
 import { createLogger } from "../src/logger.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
+import { holdAgentsWriteLock } from "./helpers/write-lock.js";
 
 // Overload and an unreachable database answer 503 in the format of the route
 // that was hit: a versioned route in its version's format, with X-API-Version.
@@ -46,28 +47,24 @@ async function expectFormats(baseUrl: string, message: string, retryAfter: strin
 describe("overload (MAX_IN_FLIGHT=1)", () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp({ MAX_IN_FLIGHT: "1" }, { sampleData: true });
+    app = await startTestApp({ MAX_IN_FLIGHT: "1", MAX_QUEUED: "0" }, { sampleData: true });
   });
   afterAll(() => app.close());
 
   it("answers 503 + Retry-After in each route's format while a request holds the only slot", async () => {
-    const { port } = new URL(app.baseUrl);
-    // A request whose body never completes stays in flight.
-    const stuck = httpRequest({
-      host: "127.0.0.1",
-      port,
-      method: "POST",
-      path: "/agents",
-      headers: { "content-type": "application/json", "content-length": "100" },
-    });
-    stuck.on("error", () => {});
-    stuck.write("{");
-    await expect.poll(async () => (await app.request("/v2/cars")).status).toBe(503);
-    await expectFormats(app.baseUrl, overloaded, "1");
-    const token = await app.request("/token", { method: "POST", body: "username=a&password=b" });
-    expect(token.status).toBe(503);
-    expect(await token.json()).toEqual({ error: "unavailable", message: overloaded });
-    stuck.destroy();
+    // A create waiting for the table's write lock holds the only slot.
+    const lock = await holdAgentsWriteLock(app.database.url);
+    const held = app.request("/agents", { method: "POST", json: { name: "held", type: "worker" } });
+    try {
+      await expect.poll(async () => (await app.request("/v2/cars")).status).toBe(503);
+      await expectFormats(app.baseUrl, overloaded, "1");
+      const token = await app.request("/token", { method: "POST", body: "username=a&password=b" });
+      expect(token.status).toBe(503);
+      expect(await token.json()).toEqual({ error: "unavailable", message: overloaded });
+    } finally {
+      await lock.release();
+    }
+    expect((await held).status).toBe(201);
     await expect.poll(async () => (await app.request("/v1/cars/makes")).status).toBe(200);
   });
 });

@@ -31,8 +31,34 @@ export const hasBody = (req: IncomingMessage) =>
   req.headers["transfer-encoding"] !== undefined ||
   (req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0");
 
+/**
+ * Bodies read before the request is admitted (see `preloadBody`), by request:
+ * the text, or the error reading it met, for whoever asks later.
+ */
+const preloaded = new WeakMap<IncomingMessage, Promise<string>>();
+
+/**
+ * Starts reading the body now and resolves once it has arrived or failed,
+ * never rejecting: a request waits for its body outside the in-flight
+ * budget, so a slow upload holds a socket, not a slot others need. The
+ * failure (413, 415, bad UTF-8, a client gone) is kept for `readBody`, so
+ * each route still answers it in its own format.
+ */
+export function preloadBody(req: IncomingMessage, maxBytes: number): Promise<void> {
+  const text = readText(req, maxBytes);
+  preloaded.set(req, text);
+  return text.then(
+    () => undefined,
+    () => undefined,
+  );
+}
+
 /** The body as text; "" when there is none. */
-export async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
+  return preloaded.get(req) ?? readText(req, maxBytes);
+}
+
+async function readText(req: IncomingMessage, maxBytes: number): Promise<string> {
   const coding = req.headers["content-encoding"]?.trim().toLowerCase();
   if (coding && coding !== "identity") throw unsupportedEncoding(coding);
   if (Number(req.headers["content-length"] ?? 0) > maxBytes) throw tooLarge();

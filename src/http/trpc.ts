@@ -24,6 +24,8 @@ const handoffOf = (res: Response) => res.locals as Handoff;
 export function trpcHandler(router: AppRouter, deps: AppDeps, limit?: RequestLimit): RequestHandler {
   return createExpressMiddleware({
     router,
+    // A batch is one request doing the work of many: bounded, so one request cannot list 450 pages at once.
+    maxBatchSize: deps.config.trpcMaxBatchSize,
     async middleware(req: IncomingMessage & { body?: unknown }, res: Response, next: (error?: unknown) => void) {
       const refusal = handoffOf(res).refusal ?? (await limit?.take(req, res, trpcCalls(req)));
       if (refusal) return next(trpcErrorOf(refusal));

@@ -24,6 +24,7 @@ export const leasesRouter = router({
         errorResponses: [400, 404, 409],
       },
       successStatus: 201,
+      longPoll: true,
       location: (lease) => `/agents/${lease.agent_id}/leases/${lease.id}`,
       otherSuccess: {
         status: 204,

@@ -38,6 +38,12 @@ export type ProcedureMeta = {
    * or the client leaves; the procedure's `signal` aborts when the client leaves.
    */
   stream?: "sse";
+  /**
+   * The procedure may wait a long time for something to happen (a lease's
+   * `wait_seconds`): over REST it holds no request slot while it waits, and
+   * counts against MAX_LONG_POLLS instead.
+   */
+  longPoll?: true;
   /** Set by readProcedure/writeProcedure/userProcedure: what AUTH_POLICY asks of the operation. */
   access?: Access;
   /**

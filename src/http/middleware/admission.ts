@@ -1,43 +1,119 @@
 import type { ServerResponse } from "node:http";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import type { Provider } from "../../db/index.js";
 import { AppError } from "../../errors.js";
 
 export interface LoadLimits {
-  /** Requests being served at once before new ones are refused. */
-  maxInFlight: number;
-  /** Event-loop delay (p99 over the last second) beyond which new requests are refused. */
+  /** Requests served at once; unset: sized to the database pool (see `defaultInFlight`). */
+  maxInFlight?: number;
+  /** Requests waiting for a slot; one more is refused at once. */
+  maxQueued: number;
+  /** How long a request may wait for a slot before it is refused. */
+  maxQueueMs: number;
+  /**
+   * Event-loop delay (median over the last second) beyond which new requests
+   * are refused: a loop that is late all the time, not one long task (a
+   * first request warming up) that is already over.
+   */
   maxEventLoopDelayMs: number;
+  /** Long polls waiting at once; they hold no request slot. */
+  maxLongPolls: number;
 }
+
+/**
+ * Slots per process when MAX_IN_FLIGHT is unset. PostgreSQL: twice pg's
+ * default pool of 10, so a connection is never idle while a request is
+ * between two queries, and no request waits in the pool's own unbounded
+ * queue for long. SQLite: one writer and one reader connection, synchronous,
+ * so a few requests at once keep both busy and more would only wait.
+ */
+const defaultInFlight: Record<Provider, number> = { postgresql: 20, sqlite: 8 };
 
 const overloaded = () =>
   new AppError("unavailable", "The service is overloaded; retry shortly", undefined, { "Retry-After": "1" });
 
+/** The answer to a request at the door: go on (undefined), a refusal, or the wait for one of these. */
+export type Admission = AppError | undefined | Promise<AppError | undefined>;
+
+interface Waiter {
+  res: ServerResponse;
+  admitted: (refusal: AppError | undefined) => void;
+  timer: NodeJS.Timeout;
+}
+
 /**
- * Sheds load with 503 + Retry-After when too many requests are in flight or
- * the event loop lags, so the requests already accepted still finish in time
- * instead of everyone timing out. `admit` answers nothing itself: the caller
- * writes the refusal in the format of the route that was hit.
+ * Admission control with bounded queueing. A request is served when one of
+ * `maxInFlight` slots is free, else waits in line at most `maxQueueMs` (and
+ * behind at most `maxQueued` others); otherwise, or when the event loop
+ * lags, it is refused with 503 + Retry-After. The slots are sized to what
+ * the database can do at once, so admitted requests keep a bounded latency
+ * under overload and the excess is told at once to come back later, instead
+ * of everyone waiting longer and longer. `admit` answers nothing itself: the
+ * caller writes the refusal in the format of the route that was hit.
  */
-export function admission({ maxInFlight, maxEventLoopDelayMs }: LoadLimits) {
+export function admission(limits: LoadLimits, provider: Provider) {
+  const maxInFlight = limits.maxInFlight ?? defaultInFlight[provider];
   let inFlight = 0;
+  let longPolls = 0;
+  const line: Waiter[] = [];
   let lagging = false;
   const delay = monitorEventLoopDelay({ resolution: 20 });
   delay.enable();
   const sampler = setInterval(() => {
-    lagging = delay.percentile(99) / 1e6 > maxEventLoopDelayMs;
+    lagging = delay.percentile(50) / 1e6 > limits.maxEventLoopDelayMs;
     delay.reset();
   }, 1000);
   sampler.unref();
-  const release = () => {
-    inFlight--;
+
+  const enter = (res: ServerResponse) => {
+    inFlight++;
+    res.once("close", release);
   };
+  function release() {
+    inFlight--;
+    // The slot goes to the longest waiter still there.
+    for (let waiter = line.shift(); waiter; waiter = line.shift()) {
+      clearTimeout(waiter.timer);
+      if (waiter.res.destroyed) continue;
+      enter(waiter.res);
+      waiter.admitted(undefined);
+      return;
+    }
+  }
+  const wait = (res: ServerResponse) =>
+    new Promise<AppError | undefined>((admitted) => {
+      const waiter: Waiter = {
+        res,
+        admitted,
+        timer: setTimeout(() => {
+          line.splice(line.indexOf(waiter), 1);
+          admitted(overloaded());
+        }, limits.maxQueueMs),
+      };
+      line.push(waiter);
+    });
 
   return {
-    /** Counts the request in until its response closes; the refusal when it cannot be served now. */
-    admit(res: ServerResponse): AppError | undefined {
-      if (inFlight >= maxInFlight || lagging) return overloaded();
-      inFlight++;
-      res.once("close", release);
+    /** Counts the request in until its response closes, once a slot is free; or the refusal. */
+    admit(res: ServerResponse): Admission {
+      if (lagging) return overloaded();
+      if (inFlight < maxInFlight && line.length === 0) {
+        enter(res);
+        return undefined;
+      }
+      if (line.length >= limits.maxQueued || limits.maxQueueMs === 0) return overloaded();
+      return wait(res);
+    },
+    /**
+     * A long poll waits for work without holding a slot: it counts against
+     * its own bound instead, until its response closes.
+     */
+    admitLongPoll(res: ServerResponse): AppError | undefined {
+      if (longPolls >= limits.maxLongPolls) return overloaded();
+      longPolls++;
+      res.once("close", () => {
+        longPolls--;
+      });
       return undefined;
     },
   };

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type AppError, validationError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
+import { hasBody, preloadBody } from "../body.js";
 import { notFoundError } from "../errors.js";
-import type { admission } from "../middleware/admission.js";
+import type { Admission, admission } from "../middleware/admission.js";
 import { logAccess, requestIdOf } from "../middleware/request-id.js";
 import { requestTarget } from "../middleware/request-target.js";
 import { reportedError, sendRestError } from "../respond.js";
@@ -25,6 +26,8 @@ export interface PathHandler {
   handle(request: RestRequest): Promise<void>;
   /** Answers with an error met before `handle` ran (overload), in this path's format. */
   refuse(request: RestRequest, error: AppError): void;
+  /** How the method's procedure waits: `stream` and `long-poll` hold no request slot. */
+  waits?(method: string): "stream" | "long-poll" | undefined;
 }
 
 /** What reaches express (/trpc, /token, the docs, the fallbacks): the request's id and any refusal to pass on. */
@@ -37,6 +40,8 @@ export interface Handoff {
 export interface DispatcherOptions {
   table: RouteTable<PathHandler>;
   admission: ReturnType<typeof admission>;
+  /** BODY_LIMIT: bodies are read before admission, as every route would read them. */
+  bodyLimit: number;
   logger: Logger;
   /** Paths whose refusals the fallback answers itself (in tRPC's format for /trpc). */
   refusesItself: (path: string) => boolean;
@@ -53,7 +58,18 @@ const badTarget = () =>
  * (never normalised), admission is decided, and the path's handler writes
  * status, headers and body itself. Anything else goes to `fallback`.
  */
-export function createDispatcher({ table, admission, logger, refusesItself, fallback }: DispatcherOptions) {
+export function createDispatcher({ table, admission, bodyLimit, logger, refusesItself, fallback }: DispatcherOptions) {
+  /**
+   * A request enters the in-flight budget only once its body has arrived:
+   * however slowly a client uploads, it holds no slot while it does. Streams
+   * hold none at all (MAX_STREAMS bounds them), long polls their own kind.
+   */
+  const admit = (req: IncomingMessage, res: ServerResponse, waits: string | undefined): Admission => {
+    const decide = (): Admission =>
+      waits === "stream" ? undefined : waits === "long-poll" ? admission.admitLongPoll(res) : admission.admit(res);
+    return hasBody(req) ? preloadBody(req, bodyLimit).then(decide) : decide();
+  };
+
   return (req: IncomingMessage, res: ServerResponse): void => {
     const requestId = requestIdOf(req, res);
     const method = req.method ?? "GET";
@@ -72,30 +88,35 @@ export function createDispatcher({ table, admission, logger, refusesItself, fall
       return;
     }
     const match = table.match(segments);
-    const refusal = admission.admit(res);
-    if (!match) {
-      if (refusal && !refusesItself(target.path)) sendRestError(res, refusal);
-      else fallback(req, res, { requestId, refusal });
-      return;
-    }
-    const request: RestRequest = {
-      req,
-      res,
-      method,
-      params: match.params,
-      query: target.query,
-      requestId,
-      log: logger,
+    const admitted = admit(req, res, match?.item.waits?.(method));
+    const proceed = (refusal: AppError | undefined) => {
+      if (!match) {
+        if (refusal && !refusesItself(target.path)) sendRestError(res, refusal);
+        else fallback(req, res, { requestId, refusal });
+        return;
+      }
+      const request: RestRequest = {
+        req,
+        res,
+        method,
+        params: match.params,
+        query: target.query,
+        requestId,
+        log: logger,
+      };
+      if (refusal) {
+        match.item.refuse(request, refusal);
+        return;
+      }
+      match.item.handle(request).catch((error: unknown) => {
+        // Handlers answer their own errors; this is the last guard, so nothing a client sends stops the process.
+        const appError = reportedError(error, logger, requestId);
+        if (!res.headersSent) sendRestError(res, appError);
+        else res.destroy();
+      });
     };
-    if (refusal) {
-      match.item.refuse(request, refusal);
-      return;
-    }
-    match.item.handle(request).catch((error: unknown) => {
-      // Handlers answer their own errors; this is the last guard, so nothing a client sends stops the process.
-      const appError = reportedError(error, logger, requestId);
-      if (!res.headersSent) sendRestError(res, appError);
-      else res.destroy();
-    });
+    // Most requests are admitted at once: no promise on that path.
+    if (admitted instanceof Promise) void admitted.then(proceed);
+    else proceed(admitted);
   };
 }

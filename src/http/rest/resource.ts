@@ -47,6 +47,11 @@ export function restResource(routes: ProcedureRoute[], deps: AppDeps): PathHandl
   const refuse = (request: RestRequest, error: AppError) => sendRestError(request.res, error);
   return {
     refuse,
+    waits(method) {
+      const meta = (byMethod.get(method) ?? (method === "HEAD" ? byMethod.get("GET") : undefined))?.meta;
+      if (meta?.stream === "sse") return "stream";
+      return meta?.longPoll ? "long-poll" : undefined;
+    },
     async handle(request) {
       const route = byMethod.get(request.method) ?? (request.method === "HEAD" ? byMethod.get("GET") : undefined);
       if (!route) return refuse(request, methodNotAllowedError(allowed));

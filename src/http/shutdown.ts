@@ -1,0 +1,63 @@
+import type { Server, ServerResponse } from "node:http";
+import { Server as NetServer } from "node:net";
+
+/** After the last in-flight response, idle connections get this long before they are closed. */
+const idleLingerMs = 250;
+
+/**
+ * Graceful shutdown of an HTTP server, installed when it is created so it
+ * knows every response in flight. `drain()`:
+ * - closes the listener: a new connection is refused, never accepted and reset;
+ * - lets every request already received finish, on every connection, and
+ *   answers each with `Connection: close`, so its client does not send the
+ *   next request on a connection about to close;
+ * - closes idle keep-alive connections only once nothing is in flight (and a
+ *   moment after), so a request a client sends on one while others drain is
+ *   still read and answered instead of reset;
+ * - after `graceMs`, closes whatever is left.
+ * It resolves when the last connection is gone.
+ */
+export function gracefulShutdown(server: Server) {
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  let onQuiet: (() => void) | undefined;
+
+  server.prependListener("request", (_req, res: ServerResponse) => {
+    if (draining) res.shouldKeepAlive = false;
+    inFlight.add(res);
+    res.once("close", () => {
+      inFlight.delete(res);
+      if (inFlight.size === 0) onQuiet?.();
+    });
+  });
+
+  return {
+    drain(graceMs: number, onForced: () => void): Promise<void> {
+      draining = true;
+      // Node writes `Connection: close` on a response that should not keep the connection alive.
+      for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+      return new Promise((resolve) => {
+        let linger: NodeJS.Timeout | undefined;
+        onQuiet = () => {
+          clearTimeout(linger);
+          linger = setTimeout(() => {
+            if (inFlight.size === 0) server.closeIdleConnections();
+          }, idleLingerMs);
+        };
+        const forced = setTimeout(() => {
+          onForced();
+          server.closeAllConnections();
+        }, graceMs);
+        forced.unref();
+        // net.Server's close stops accepting and calls back once every connection is gone. http.Server's
+        // own close() would also close idle keep-alive connections at once, racing requests sent on them.
+        NetServer.prototype.close.call(server, () => {
+          clearTimeout(forced);
+          clearTimeout(linger);
+          resolve();
+        });
+        if (inFlight.size === 0) onQuiet();
+      });
+    },
+  };
+}
