@@ -15,6 +15,8 @@ import { restResources } from "./http/rest/resource.js";
 import { RouteTable } from "./http/rest/table.js";
 import { tokenRouter, tokenRoutes } from "./http/token.js";
 import { trpcHandler } from "./http/trpc.js";
+import { unmatchedRoute } from "./metrics/http.js";
+import { operationsRoutes } from "./operations/routes.js";
 import { appRouter } from "./routers/index.js";
 import type { AppDeps } from "./trpc/context.js";
 
@@ -55,6 +57,15 @@ function expressApp(deps: AppDeps, document: object) {
   return app;
 }
 
+const expressPaths = new Set([...docsRoutes, ...tokenRoutes].map((route) => route.path));
+
+/** The metrics label of a path express serves: its route, never the raw path. */
+const expressRoute = (path: string) => {
+  if (/^\/trpc(\/|$)/i.test(path)) return "/trpc";
+  if (/^\/docs\//.test(path)) return "/docs/{asset}";
+  return expressPaths.has(path) ? path : unmatchedRoute;
+};
+
 /** The whole HTTP surface as a node:http request handler; listening is the caller's job (main.ts, tests). */
 export function createApp(deps: AppDeps): RequestListener {
   const web = expressApp(deps, openApiDocument(deps.config));
@@ -63,6 +74,8 @@ export function createApp(deps: AppDeps): RequestListener {
     admission: admission(deps.config.load),
     logger: deps.logger,
     refusesItself: (path) => /^\/trpc(\/|$)/i.test(path),
+    operations: operationsRoutes(deps),
+    fallbackRoute: expressRoute,
     fallback: (req, res, handoff) => {
       // Express keeps res.locals when it is already there: the handoff rides on it.
       (res as typeof res & { locals: object }).locals = handoff;

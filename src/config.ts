@@ -59,6 +59,8 @@ const envSchema = z
     ),
     TASK_RETRY_BASE_SECONDS: optional(z.coerce.number().min(0).max(86_400).default(10)),
     TASK_RETRY_MAX_SECONDS: optional(z.coerce.number().min(0).max(604_800).default(3600)),
+    // Operations (SPEC §14.1): the bearer token GET /metrics requires when set.
+    METRICS_TOKEN: optional(z.string().optional()),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -132,5 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     /** SPEC §11.3: a failed attempt n is retried after min(base × 2^(n−1), max) seconds. */
     taskRetry: { baseSeconds: e.TASK_RETRY_BASE_SECONDS, maxSeconds: e.TASK_RETRY_MAX_SECONDS },
+    /** Bearer token GET /metrics requires; unset, /metrics is open (keep it off the public network). */
+    metricsToken: e.METRICS_TOKEN,
   };
 }

@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { AppError } from "../../errors.js";
+import { loadShed } from "../../metrics/registry.js";
 
 export interface LoadLimits {
   /** Requests being served at once before new ones are refused. */
@@ -35,7 +36,10 @@ export function admission({ maxInFlight, maxEventLoopDelayMs }: LoadLimits) {
   return {
     /** Counts the request in until its response closes; the refusal when it cannot be served now. */
     admit(res: ServerResponse): AppError | undefined {
-      if (inFlight >= maxInFlight || lagging) return overloaded();
+      if (inFlight >= maxInFlight || lagging) {
+        loadShed.inc();
+        return overloaded();
+      }
       inFlight++;
       res.once("close", release);
       return undefined;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type AppError, validationError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
+import { observeRequest, unmatchedRoute } from "../../metrics/http.js";
 import { notFoundError } from "../errors.js";
 import type { admission } from "../middleware/admission.js";
 import { logAccess, requestIdOf } from "../middleware/request-id.js";
@@ -41,6 +42,13 @@ export interface DispatcherOptions {
   /** Paths whose refusals the fallback answers itself (in tRPC's format for /trpc). */
   refusesItself: (path: string) => boolean;
   fallback: (req: IncomingMessage, res: ServerResponse, handoff: Handoff) => void;
+  /** The metrics route label of a path the table does not serve (default: "unmatched"). */
+  fallbackRoute?: (path: string) => string;
+  /**
+   * The probes and metrics (src/operations): served before admission and
+   * logged at debug, so a busy or shedding service still answers its probes.
+   */
+  operations?: (path: string) => ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
 }
 
 const badTarget = () =>
@@ -53,13 +61,27 @@ const badTarget = () =>
  * (never normalised), admission is decided, and the path's handler writes
  * status, headers and body itself. Anything else goes to `fallback`.
  */
-export function createDispatcher({ table, admission, logger, refusesItself, fallback }: DispatcherOptions) {
+export function createDispatcher(options: DispatcherOptions) {
+  const { table, admission, logger, refusesItself, fallback } = options;
+  const { fallbackRoute = () => unmatchedRoute, operations = () => undefined } = options;
   return (req: IncomingMessage, res: ServerResponse): void => {
     const requestId = requestIdOf(req, res);
     const method = req.method ?? "GET";
     const target = requestTarget(req.url ?? "");
+    const operation = target && operations(target.path);
+    if (operation) {
+      observeRequest(res, method, target.path);
+      logAccess(logger, res, requestId, method, target.path, "debug");
+      operation(req, res).catch((error: unknown) => {
+        const appError = reportedError(error, logger, requestId);
+        if (!res.headersSent) sendRestError(res, appError);
+        else res.destroy();
+      });
+      return;
+    }
     logAccess(logger, res, requestId, method, target?.path ?? "(invalid request target)");
     if (!target) {
+      observeRequest(res, method, fallbackRoute(""));
       sendRestError(res, badTarget());
       return;
     }
@@ -67,11 +89,12 @@ export function createDispatcher({ table, admission, logger, refusesItself, fall
     if (!req.url?.startsWith("/")) req.url = target.query ? `${target.path}?${target.query}` : target.path;
 
     const segments = pathSegments(target.path);
+    const match = segments && table.match(segments);
+    observeRequest(res, method, match ? match.template : fallbackRoute(target.path));
     if (!segments) {
       sendRestError(res, notFoundError());
       return;
     }
-    const match = table.match(segments);
     const refusal = admission.admit(res);
     if (!match) {
       if (refusal && !refusesItself(target.path)) sendRestError(res, refusal);
