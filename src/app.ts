@@ -17,6 +17,8 @@ import { tokenRouter, tokenRoutes } from "./http/token.js";
 import { trpcHandler } from "./http/trpc.js";
 import { createLimits, type Limits } from "./limits/index.js";
 import { limitedPath } from "./limits/rest.js";
+import { unmatchedRoute } from "./metrics/http.js";
+import { operationsRoutes } from "./operations/routes.js";
 import { appRouter } from "./routers/index.js";
 import type { AppDeps } from "./trpc/context.js";
 
@@ -57,6 +59,15 @@ function expressApp(deps: AppDeps, document: object, limits: Limits) {
   return app;
 }
 
+const expressPaths = new Set([...docsRoutes, ...tokenRoutes].map((route) => route.path));
+
+/** The metrics label of a path express serves: its route, never the raw path. */
+const expressRoute = (path: string) => {
+  if (/^\/trpc(\/|$)/i.test(path)) return "/trpc";
+  if (/^\/docs\//.test(path)) return "/docs/{asset}";
+  return expressPaths.has(path) ? path : unmatchedRoute;
+};
+
 /** The whole HTTP surface as a node:http request handler; listening is the caller's job (main.ts, tests). */
 export function createApp(deps: AppDeps): RequestListener {
   const limits = createLimits(deps);
@@ -67,6 +78,8 @@ export function createApp(deps: AppDeps): RequestListener {
     bodyLimit: deps.config.bodyLimit,
     logger: deps.logger,
     refusesItself: (path) => /^\/trpc(\/|$)/i.test(path),
+    operations: operationsRoutes(deps),
+    fallbackRoute: expressRoute,
     fallback: (req, res, handoff) => {
       // Express keeps res.locals when it is already there: the handoff rides on it.
       (res as typeof res & { locals: object }).locals = handoff;

@@ -75,6 +75,8 @@ const envSchema = z
     MAX_LONG_POLLS: optional(z.coerce.number().int().min(0).default(1000)),
     TRPC_MAX_BATCH_SIZE: optional(z.coerce.number().int().min(1).max(1000).default(20)),
     SHUTDOWN_GRACE_SECONDS: optional(z.coerce.number().positive().max(3600).default(10)),
+    // Operations (SPEC §14.1): the bearer token GET /metrics requires when set.
+    METRICS_TOKEN: optional(z.string().optional()),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -172,5 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     /** Calls one /trpc request may batch. */
     trpcMaxBatchSize: e.TRPC_MAX_BATCH_SIZE,
+    /** Bearer token GET /metrics requires; unset, /metrics is open (keep it off the public network). */
+    metricsToken: e.METRICS_TOKEN,
   };
 }

@@ -2,6 +2,7 @@ import { type Database, statement } from "../db/index.js";
 import { recordEvents } from "../events/outbox.js";
 import type { EventType } from "../events/types.js";
 import type { Logger } from "../logger.js";
+import { taskLeasesExpired, taskRetries } from "../metrics/registry.js";
 import { changesOf, lostRace, nextUpdatedAt, retryLostRaces } from "../services/conditional-update.js";
 import { type TaskRow, taskChangeFields, taskStatements, toTask, updateArgs } from "../services/task-rows.js";
 import { deadlinePassed, endAttempt, leaseExpired, type RetryPolicy } from "./outcomes.js";
@@ -47,14 +48,18 @@ const statements = {
  * task (SPEC §11.5); an expired lease ends the attempt as a failure that may
  * be retried, or cancels the task when that was asked for.
  */
-function settlement(row: TaskRow, now: Date, policy: RetryPolicy): { row: TaskRow; type: EventType } | undefined {
+function settlement(
+  row: TaskRow,
+  now: Date,
+  policy: RetryPolicy,
+): { row: TaskRow; type: EventType; retried?: boolean } | undefined {
   if (row.status !== "pending" && row.status !== "running") return undefined;
   if (row.deadline_at !== null && Date.parse(row.deadline_at) <= now.getTime()) {
     return { row: deadlinePassed(row), type: "task.updated" };
   }
   if (row.lease_expires_at !== null && Date.parse(row.lease_expires_at) <= now.getTime()) {
     const ended = endAttempt(row, leaseExpired, now, policy, { retry: true, cancelIfRequested: true });
-    return { row: ended.row, type: "task.lease_expired" };
+    return { row: ended.row, type: "task.lease_expired", retried: ended.retried };
   }
   return undefined;
 }
@@ -65,13 +70,15 @@ function settlement(row: TaskRow, now: Date, policy: RetryPolicy): { row: TaskRo
  * instances) exactly one writes, with one event.
  */
 async function settle(db: Database, { id, agent_id: agentId }: DueRow, policy: RetryPolicy): Promise<boolean> {
-  return retryLostRaces("Task", () =>
+  let settled: ReturnType<typeof settlement>;
+  const written = await retryLostRaces("Task", () =>
     db.transaction(async (tx) => {
       const row = await tx.get(taskStatements.get, [id, agentId]);
       if (!row) return false;
       // The write's own time is the settlement's "now", so a retry's run_at is exactly updated_at + the delay.
       const updatedAt = nextUpdatedAt(row.updated_at);
       const due = settlement(row, updatedAt, policy);
+      settled = due;
       if (!due) return false;
       const before = toTask(row);
       const changes = changesOf(before, toTask(due.row), taskChangeFields);
@@ -82,6 +89,12 @@ async function settle(db: Database, { id, agent_id: agentId }: DueRow, policy: R
       return true;
     }),
   );
+  // Counted once committed, by the one settler that wrote.
+  if (written && settled?.type === "task.lease_expired") {
+    taskLeasesExpired.inc();
+    if (settled.retried) taskRetries.inc();
+  }
+  return written;
 }
 
 export interface Settler {

@@ -4,6 +4,7 @@ import { AppError, notFound } from "../errors.js";
 import { recordEvents } from "../events/outbox.js";
 import { defaultRetryPolicy, type RetryPolicy } from "../leases/outcomes.js";
 import { newTaskSchedule, planTaskUpdate } from "../leases/task-update.js";
+import { taskRetries } from "../metrics/registry.js";
 import { isUuid } from "../schemas/common.js";
 import type { TaskCreateBody, TaskListInput, TaskOut, TaskUpdateBody } from "../schemas/tasks.js";
 import { agentStatements } from "./agent-rows.js";
@@ -93,8 +94,10 @@ export const tasksService = {
     accepted?: VersionCondition,
   ): Promise<TaskOut> {
     if (!isUuid(agentId) || !isUuid(id)) throw await missing(db, agentId);
-    return retryLostRaces("Task", () =>
+    let retried = false;
+    const updated = await retryLostRaces("Task", () =>
       db.transaction(async (tx) => {
+        retried = false;
         const row = await tx.get(taskStatements.get, [id, agentId]);
         if (!row) throw await missing(tx, agentId);
         const before = toTask(row);
@@ -107,9 +110,13 @@ export const tasksService = {
         if (!written) return lostRace;
         const task = toTask(written);
         await recordEvents(tx, [{ type: planned.type, agentId, taskId: id, data: { task, changes } }], updatedAt);
+        retried = planned.type === "task.retry_scheduled";
         return task;
       }),
     );
+    // Counted once committed.
+    if (retried) taskRetries.inc();
+    return updated;
   },
 
   /** Conditional (`accepted`), the deletion names the version it found acceptable, as updates do. */

@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { Provider } from "../../db/index.js";
 import { AppError } from "../../errors.js";
+import { loadShed } from "../../metrics/registry.js";
 
 export interface LoadLimits {
   /** Requests served at once; unset: sized to the database pool (see `defaultInFlight`). */
@@ -31,6 +32,12 @@ const defaultInFlight: Record<Provider, number> = { postgresql: 20, sqlite: 8 };
 
 const overloaded = () =>
   new AppError("unavailable", "The service is overloaded; retry shortly", undefined, { "Retry-After": "1" });
+
+/** A refusal, counted. */
+const shed = () => {
+  loadShed.inc();
+  return overloaded();
+};
 
 /** The answer to a request at the door: go on (undefined), a refusal, or the wait for one of these. */
 export type Admission = AppError | undefined | Promise<AppError | undefined>;
@@ -87,7 +94,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
         admitted,
         timer: setTimeout(() => {
           line.splice(line.indexOf(waiter), 1);
-          admitted(overloaded());
+          admitted(shed());
         }, limits.maxQueueMs),
       };
       line.push(waiter);
@@ -96,12 +103,12 @@ export function admission(limits: LoadLimits, provider: Provider) {
   return {
     /** Counts the request in until its response closes, once a slot is free; or the refusal. */
     admit(res: ServerResponse): Admission {
-      if (lagging) return overloaded();
+      if (lagging) return shed();
       if (inFlight < maxInFlight && line.length === 0) {
         enter(res);
         return undefined;
       }
-      if (line.length >= limits.maxQueued || limits.maxQueueMs === 0) return overloaded();
+      if (line.length >= limits.maxQueued || limits.maxQueueMs === 0) return shed();
       return wait(res);
     },
     /**
@@ -109,7 +116,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
      * its own bound instead, until its response closes.
      */
     admitLongPoll(res: ServerResponse): AppError | undefined {
-      if (longPolls >= limits.maxLongPolls) return overloaded();
+      if (longPolls >= limits.maxLongPolls) return shed();
       longPolls++;
       res.once("close", () => {
         longPolls--;

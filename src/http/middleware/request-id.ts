@@ -18,10 +18,17 @@ export function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
  * One access-log line per request, written when the response is done. The
  * line carries the request id itself: no child logger per request.
  */
-export function logAccess(logger: Logger, res: ServerResponse, requestId: string, method: string, path: string) {
+export function logAccess(
+  logger: Logger,
+  res: ServerResponse,
+  requestId: string,
+  method: string,
+  path: string,
+  level: "info" | "debug" = "info",
+) {
   const started = performance.now();
   res.once("finish", () => {
     const duration = Math.round((performance.now() - started) * 100) / 100;
-    logger.info({ request_id: requestId, method, path, status: res.statusCode, duration_ms: duration }, "request");
+    logger[level]({ request_id: requestId, method, path, status: res.statusCode, duration_ms: duration }, "request");
   });
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type AppError, validationError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
+import { observeRequest, unmatchedRoute } from "../../metrics/http.js";
 import { hasBody, preloadBody } from "../body.js";
 import { notFoundError } from "../errors.js";
 import type { Admission, admission } from "../middleware/admission.js";
@@ -46,6 +47,13 @@ export interface DispatcherOptions {
   /** Paths whose refusals the fallback answers itself (in tRPC's format for /trpc). */
   refusesItself: (path: string) => boolean;
   fallback: (req: IncomingMessage, res: ServerResponse, handoff: Handoff) => void;
+  /** The metrics route label of a path the table does not serve (default: "unmatched"). */
+  fallbackRoute?: (path: string) => string;
+  /**
+   * The probes and metrics (src/operations): served before admission and
+   * logged at debug, so a busy or shedding service still answers its probes.
+   */
+  operations?: (path: string) => ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
 }
 
 const badTarget = () =>
@@ -58,7 +66,9 @@ const badTarget = () =>
  * (never normalised), admission is decided, and the path's handler writes
  * status, headers and body itself. Anything else goes to `fallback`.
  */
-export function createDispatcher({ table, admission, bodyLimit, logger, refusesItself, fallback }: DispatcherOptions) {
+export function createDispatcher(options: DispatcherOptions) {
+  const { table, admission, bodyLimit, logger, refusesItself, fallback } = options;
+  const { fallbackRoute = () => unmatchedRoute, operations = () => undefined } = options;
   /**
    * A request enters the in-flight budget only once its body has arrived:
    * however slowly a client uploads, it holds no slot while it does. Streams
@@ -74,8 +84,20 @@ export function createDispatcher({ table, admission, bodyLimit, logger, refusesI
     const requestId = requestIdOf(req, res);
     const method = req.method ?? "GET";
     const target = requestTarget(req.url ?? "");
+    const operation = target && operations(target.path);
+    if (operation) {
+      observeRequest(res, method, target.path);
+      logAccess(logger, res, requestId, method, target.path, "debug");
+      operation(req, res).catch((error: unknown) => {
+        const appError = reportedError(error, logger, requestId);
+        if (!res.headersSent) sendRestError(res, appError);
+        else res.destroy();
+      });
+      return;
+    }
     logAccess(logger, res, requestId, method, target?.path ?? "(invalid request target)");
     if (!target) {
+      observeRequest(res, method, fallbackRoute(""));
       sendRestError(res, badTarget());
       return;
     }
@@ -83,11 +105,12 @@ export function createDispatcher({ table, admission, bodyLimit, logger, refusesI
     if (!req.url?.startsWith("/")) req.url = target.query ? `${target.path}?${target.query}` : target.path;
 
     const segments = pathSegments(target.path);
+    const match = segments && table.match(segments);
+    observeRequest(res, method, match ? match.template : fallbackRoute(target.path));
     if (!segments) {
       sendRestError(res, notFoundError());
       return;
     }
-    const match = table.match(segments);
     const admitted = admit(req, res, match?.item.waits?.(method));
     const proceed = (refusal: AppError | undefined) => {
       if (!match) {

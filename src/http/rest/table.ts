@@ -9,7 +9,7 @@
 interface Node<T> {
   statics: Map<string, Node<T>>;
   param?: Node<T>;
-  value?: { item: T; params: string[] };
+  value?: { item: T; params: string[]; template: string };
 }
 
 const node = <T>(): Node<T> => ({ statics: new Map() });
@@ -18,6 +18,8 @@ export interface Match<T> {
   item: T;
   /** Path parameters by name, decoded. */
   params: Record<string, string>;
+  /** The template that matched, as added (`/agents/{agent_id}`): the route's name in metrics. */
+  template: string;
 }
 
 const paramPattern = /^\{([^{}]+)\}$/;
@@ -44,7 +46,7 @@ export class RouteTable<T> {
       }
     }
     if (current.value) throw new Error(`Two routes for one path: ${template}`);
-    current.value = { item, params };
+    current.value = { item, params, template };
     this.templates.push(template);
   }
 
@@ -57,7 +59,7 @@ export class RouteTable<T> {
     found.value.params.forEach((name, index) => {
       params[name] = values[index] as string;
     });
-    return { item: found.value.item, params };
+    return { item: found.value.item, params, template: found.value.template };
   }
 
   /** Every template added, in order (for the document and the 404/405 fallback). */
