@@ -59,6 +59,10 @@ const envSchema = z
     ),
     TASK_RETRY_BASE_SECONDS: optional(z.coerce.number().min(0).max(86_400).default(10)),
     TASK_RETRY_MAX_SECONDS: optional(z.coerce.number().min(0).max(604_800).default(3600)),
+    // The event log and its streams (SPEC §12.1, §12.2).
+    EVENT_RETENTION_HOURS: optional(z.coerce.number().positive().max(87_600).default(168)),
+    MAX_STREAMS: optional(z.coerce.number().int().min(0).max(1_000_000).default(1000)),
+    STREAM_KEEPALIVE_SECONDS: optional(z.coerce.number().positive().max(15).default(15)),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -132,5 +136,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     /** SPEC §11.3: a failed attempt n is retried after min(base × 2^(n−1), max) seconds. */
     taskRetry: { baseSeconds: e.TASK_RETRY_BASE_SECONDS, maxSeconds: e.TASK_RETRY_MAX_SECONDS },
+    /** SPEC §12: how long events are kept, how many streams a process serves, how long a stream may stay silent. */
+    events: {
+      retentionMs: Math.round(e.EVENT_RETENTION_HOURS * 3_600_000),
+      maxStreams: e.MAX_STREAMS,
+      keepAliveMs: Math.round(e.STREAM_KEEPALIVE_SECONDS * 1000),
+    },
   };
 }

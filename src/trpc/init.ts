@@ -22,16 +22,18 @@ export type ProcedureMeta = {
   otherSuccess?: { status: 202 | 204; description: string; when: (data: unknown, input: unknown) => boolean };
   /**
    * More headers of a REST success, from the procedure's result: an `ETag`
-   * from a version, `X-Total-Count`, … (meta is typed for the whole router,
-   * so the function narrows `data` itself).
+   * from a version, `X-Total-Count`, a `Link` to the next page … (meta is
+   * typed for the whole router, so the function narrows `data` and `input` itself).
    */
-  responseHeaders?: (data: unknown) => Record<string, string>;
+  responseHeaders?: (data: unknown, input: unknown) => Record<string, string>;
   /**
    * `"sse"`: the procedure (a GET) returns an async iterable of
    * `ServerSentEvent`, which REST writes as `text/event-stream` until it ends
    * or the client leaves; the procedure's `signal` aborts when the client leaves.
    */
   stream?: "sse";
+  /** The document's media type object for a `stream: "sse"` success (`text/event-stream`). */
+  streamContent?: Record<string, unknown>;
   /** Set by readProcedure/writeProcedure/userProcedure: what AUTH_POLICY asks of the operation. */
   access?: Access;
   /**

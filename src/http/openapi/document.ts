@@ -61,7 +61,10 @@ export function buildOpenApiDocument(
       const status = meta.successStatus ?? 200;
       const success = operation.responses["200"];
       const responses: Operation["responses"] = {};
-      if (success && status === 204) responses["204"] = { description: "No content" };
+      if (success && meta.stream === "sse") {
+        const content = { "text/event-stream": meta.streamContent ?? { schema: { type: "string" } } };
+        responses["200"] = { description: "A stream of server-sent events", content };
+      } else if (success && status === 204) responses["204"] = { description: "No content" };
       else if (success) responses[String(status)] = status === 201 ? withLocation(success) : success;
       const other = meta.otherSuccess;
       if (success && other) {
@@ -107,6 +110,7 @@ const resourceTags = [
     name: "leases",
     description: "Workers take an agent's tasks, renew their hold while they work, and give them back.",
   },
+  { name: "events", description: "Every change of agents and tasks, as pages and as live streams." },
   { name: "auth", description: "Sign in with the OAuth2 password grant; who is signed in." },
 ];
 

@@ -17,7 +17,7 @@ function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown
   const status = otherSuccess?.when(data, input) ? otherSuccess.status : successStatus;
   let headers: Headers | undefined;
   if (location && status === 201) headers = { Location: location(data as Parameters<typeof location>[0]) };
-  if (responseHeaders && data !== null) headers = { ...headers, ...responseHeaders(data) };
+  if (responseHeaders && data !== null) headers = { ...headers, ...responseHeaders(data, input) };
   if (status === 204) return sendEmpty(request.res, 204, headers);
   sendJson(request.res, status, data, headers);
 }
