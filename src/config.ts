@@ -77,6 +77,10 @@ const envSchema = z
     SHUTDOWN_GRACE_SECONDS: optional(z.coerce.number().positive().max(3600).default(10)),
     // Operations (SPEC §14.1): the bearer token GET /metrics requires when set.
     METRICS_TOKEN: optional(z.string().optional()),
+    // The event log and its streams (SPEC §12.1, §12.2).
+    EVENT_RETENTION_HOURS: optional(z.coerce.number().positive().max(87_600).default(168)),
+    MAX_STREAMS: optional(z.coerce.number().int().min(0).max(1_000_000).default(1000)),
+    STREAM_KEEPALIVE_SECONDS: optional(z.coerce.number().positive().max(15).default(15)),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -176,5 +180,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     trpcMaxBatchSize: e.TRPC_MAX_BATCH_SIZE,
     /** Bearer token GET /metrics requires; unset, /metrics is open (keep it off the public network). */
     metricsToken: e.METRICS_TOKEN,
+    /** SPEC §12: how long events are kept, how many streams a process serves, how long a stream may stay silent. */
+    events: {
+      retentionMs: Math.round(e.EVENT_RETENTION_HOURS * 3_600_000),
+      maxStreams: e.MAX_STREAMS,
+      keepAliveMs: Math.round(e.STREAM_KEEPALIVE_SECONDS * 1000),
+    },
   };
 }

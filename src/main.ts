@@ -24,6 +24,7 @@ async function main() {
   const { seedSampleData } = await import("./data/importer/seed.js");
   const { startSettler } = await import("./leases/settler.js");
   const { startWebhookDelivery } = await import("./webhooks/delivery.js");
+  const { startEventPurger } = await import("./events/purge.js");
   const logger = createLogger(config.logLevel);
 
   // Migrations and the sample data happen once, before any worker exists.
@@ -43,6 +44,7 @@ async function main() {
   const shutdown = new AbortController();
   const settler = startSettler({ db, policy: config.taskRetry, logger });
   const webhooks = startWebhookDelivery({ db, config, logger });
+  const purger = startEventPurger({ db, retentionMs: config.events.retentionMs, logger });
   const server = createHttpServer(createApp({ db, config, logger, shutdown: shutdown.signal }), config.server);
   const graceful = gracefulShutdown(server);
   server.listen(config.port, config.host, () => {
@@ -64,6 +66,7 @@ async function main() {
       .then(async () => {
         await settler.stop();
         await webhooks.stop();
+        await purger.stop();
         await db.close();
         await stopTracing?.();
         logger.info("stopped");

@@ -10,6 +10,14 @@ export interface NewEvent {
 }
 
 /**
+ * The channel every commit that records events notifies, once per agent
+ * (payload: the agent's id). Readers of the log (streams, webhook delivery)
+ * listen to it to know when to read again; the events themselves always
+ * come from the table.
+ */
+export const eventsChannel = "events";
+
+/**
  * PostgreSQL event ids are `transaction id × 2^22 + ordinal`: every event of
  * a transaction sorts after those of the transactions that had ids before
  * it, which is what lets readers (./read.ts) stay below the oldest running
@@ -29,7 +37,7 @@ const insertPostgres = statement<
              e.type, $2, e.agent_id, e.task_id, e.data
       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS e(type, agent_id, task_id, data, ordinal)
       RETURNING id, agent_id)
-    SELECT id, pg_notify('events', agent_id) AS notified FROM inserted ORDER BY id`,
+    SELECT id, pg_notify('${eventsChannel}', agent_id) AS notified FROM inserted ORDER BY id`,
 });
 
 // SQLite: writers are serialised, so a counter gives ids in commit order. It
@@ -49,7 +57,7 @@ const insertSqlite = statement<
 /**
  * Records `events`, in this order, inside `tx`: the change and its events
  * commit together or not at all. After the commit, channel `events` is
- * notified with each agent's id. Returns the events' ids.
+ * notified (`eventsChannel`) with each agent's id. Returns the events' ids.
  */
 export async function recordEvents(tx: Tx, events: readonly NewEvent[], occurredAt = new Date()): Promise<bigint[]> {
   if (events.length === 0) return [];
@@ -80,6 +88,6 @@ export async function recordEvents(tx: Tx, events: readonly NewEvent[], occurred
       data[i] as string,
     ]);
   }
-  for (const agentId of new Set(events.map((event) => event.agentId))) await tx.notify("events", agentId);
+  for (const agentId of new Set(events.map((event) => event.agentId))) await tx.notify(eventsChannel, agentId);
   return ids;
 }

@@ -15,7 +15,7 @@ const columns = "id, type, occurred_at, agent_id, task_id, data";
  * to another database; one it cannot place still counts, which is safe.
  * SQLite needs no horizon: its writers are serialised.
  */
-const horizon = `(SELECT COALESCE(
+export const horizon = `(SELECT COALESCE(
     (SELECT MIN(running::text::bigint) FROM pg_snapshot_xip(pg_current_snapshot()) AS running
       WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity AS other
         WHERE other.datname IS NOT NULL AND other.datname <> current_database()

@@ -2,6 +2,7 @@ import { dataRouter } from "../data/routers/index.js";
 import { createCallerFactory, router } from "../trpc/init.js";
 import { agentsRouter } from "./agents.js";
 import { authRouter } from "./auth.js";
+import { eventsRouter } from "./events.js";
 import { leasesRouter } from "./leases.js";
 import { tasksRouter } from "./tasks.js";
 import { webhooksRouter } from "./webhooks.js";
@@ -11,6 +12,7 @@ export const appRouter = router({
   tasks: tasksRouter,
   leases: leasesRouter,
   webhooks: webhooksRouter,
+  events: eventsRouter,
   auth: authRouter,
   data: dataRouter,
 });

@@ -22,10 +22,10 @@ export type ProcedureMeta = {
   otherSuccess?: { status: 202 | 204; description: string; when: (data: unknown, input: unknown) => boolean };
   /**
    * More headers of a REST success, from the procedure's result: an `ETag`
-   * from a version, `X-Total-Count`, … (meta is typed for the whole router,
-   * so the function narrows `data` itself).
+   * from a version, `X-Total-Count`, a `Link` to the next page … (meta is
+   * typed for the whole router, so the function narrows `data` and `input` itself).
    */
-  responseHeaders?: (data: unknown) => Record<string, string>;
+  responseHeaders?: (data: unknown, input: unknown) => Record<string, string>;
   /**
    * The result is a versioned resource (SPEC §13.2): REST answers with
    * `ETag: "<version>"`, a GET with a matching `If-None-Match` is 304, and
@@ -44,6 +44,8 @@ export type ProcedureMeta = {
    * counts against MAX_LONG_POLLS instead.
    */
   longPoll?: true;
+  /** The document's media type object for a `stream: "sse"` success (`text/event-stream`). */
+  streamContent?: Record<string, unknown>;
   /** Set by readProcedure/writeProcedure/userProcedure: what AUTH_POLICY asks of the operation. */
   access?: Access;
   /**

@@ -62,7 +62,10 @@ export function buildOpenApiDocument(
       const status = meta.successStatus ?? 200;
       const success = operation.responses["200"];
       const responses: Operation["responses"] = {};
-      if (success && status === 204) responses["204"] = { description: "No content" };
+      if (success && meta.stream === "sse") {
+        const content = { "text/event-stream": meta.streamContent ?? { schema: { type: "string" } } };
+        responses["200"] = { description: "A stream of server-sent events", content };
+      } else if (success && status === 204) responses["204"] = { description: "No content" };
       else if (success) responses[String(status)] = status === 201 && meta.location ? withLocation(success) : success;
       const other = meta.otherSuccess;
       if (success && other) {
@@ -113,6 +116,7 @@ const resourceTags = [
     name: "webhooks",
     description: "Signed HTTP calls for matching events (Standard Webhooks v1), retried, logged and replayable.",
   },
+  { name: "events", description: "Every change of agents and tasks, as pages and as live streams." },
   { name: "auth", description: "Sign in with the OAuth2 password grant; who is signed in." },
 ];
 

@@ -2,15 +2,26 @@ import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 import { AppError } from "../../errors.js";
 
-/** One event of a `stream: "sse"` procedure (https://html.spec.whatwg.org/multipage/server-sent-events.html). */
-export interface ServerSentEvent {
-  /** Becomes the client's `Last-Event-ID` when it reconnects. */
-  id?: string;
-  /** The event's type; `message` when absent. */
-  event?: string;
-  /** Sent as one line of JSON. */
-  data: unknown;
-}
+/**
+ * One message of a `stream: "sse"` procedure
+ * (https://html.spec.whatwg.org/multipage/server-sent-events.html): an
+ * event, a comment (which clients ignore: a keep-alive), or the delay a
+ * client waits before it reconnects.
+ */
+export type ServerSentEvent =
+  | {
+      /** Becomes the client's `Last-Event-ID` when it reconnects. */
+      id?: string;
+      /** The event's type; `message` when absent. */
+      event?: string;
+      /** Sent as one line of JSON … */
+      data: unknown;
+      /** … or this JSON text (one line), when the caller has it already. */
+      json?: undefined;
+    }
+  | { id?: string; event?: string; json: string; data?: undefined }
+  | { comment: string }
+  | { retry: number };
 
 export const isEventStream = (value: unknown): value is AsyncIterable<ServerSentEvent> =>
   typeof value === "object" && value !== null && Symbol.asyncIterator in value;
@@ -18,8 +29,13 @@ export const isEventStream = (value: unknown): value is AsyncIterable<ServerSent
 // Line breaks inside a field would end it early: ids and types are single lines.
 const field = (name: string, value: string) => `${name}: ${value.replace(/[\r\n]/g, " ")}\n`;
 
-const frame = ({ id, event, data }: ServerSentEvent) =>
-  `${id === undefined ? "" : field("id", id)}${event === undefined ? "" : field("event", event)}data: ${JSON.stringify(data)}\n\n`;
+function frame(message: ServerSentEvent): string {
+  if ("comment" in message) return `: ${message.comment.replace(/[\r\n]/g, " ")}\n\n`;
+  if ("retry" in message) return `retry: ${Math.round(message.retry)}\n\n`;
+  const { id, event } = message;
+  const data = message.json ?? JSON.stringify(message.data);
+  return `${id === undefined ? "" : field("id", id)}${event === undefined ? "" : field("event", event)}data: ${data}\n\n`;
+}
 
 /**
  * Writes a procedure's events as `text/event-stream` until they end or the

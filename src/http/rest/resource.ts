@@ -19,7 +19,7 @@ function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown
   const status = otherSuccess?.when(data, input) ? otherSuccess.status : successStatus;
   let headers: Headers | undefined;
   if (location && status === 201) headers = { Location: location(data as Parameters<typeof location>[0]) };
-  if (responseHeaders && data !== null) headers = { ...headers, ...responseHeaders(data) };
+  if (responseHeaders && data !== null) headers = { ...headers, ...responseHeaders(data, input) };
   const etag = etagHeader(route, data);
   if (etag) headers = { ...headers, ...etag };
   if (status === 200 && notModified(request, etag)) return sendEmpty(request.res, 304, etag);

@@ -1,0 +1,207 @@
+import { type Database, statement } from "../db/index.js";
+import type { Logger } from "../logger.js";
+import { eventsChannel } from "./outbox.js";
+import { eventLogHead, readEvents } from "./read.js";
+import type { EventRecord, EventType } from "./types.js";
+
+// Events read per query when the hub catches up.
+const PAGE = 1000;
+// A subscriber this far behind stops being fed and reads the table itself.
+const MAX_BUFFERED = 5000;
+// When the hub could not read, or PostgreSQL holds back events of a transaction still running.
+const RETRY_MS = 1000;
+const HELD_BACK_MS = 50;
+
+// PostgreSQL: whether events exist past `position` that the horizon does not show yet.
+const beyond = statement<{ found: boolean }, [position: bigint]>("events_beyond", {
+  postgresql: "SELECT EXISTS (SELECT 1 FROM events WHERE id > $1) AS found",
+});
+
+/** Which events a subscriber wants. */
+export interface EventMatch {
+  agentId?: string;
+  /** Exact types; undefined for all. */
+  types?: readonly EventType[];
+}
+
+/** One reader fed by the hub: events it matches, in id order, until it leaves. */
+export class Subscription {
+  private buffer: EventRecord[] = [];
+  private wake: (() => void) | undefined;
+  private readonly types: ReadonlySet<string> | undefined;
+  /** Set when the subscriber fell too far behind and was dropped events: it must read the table again. */
+  overflowed = false;
+
+  constructor(
+    readonly match: EventMatch,
+    private readonly leave: (subscription: Subscription) => void,
+  ) {
+    this.types = match.types && new Set(match.types);
+  }
+
+  /** Called by the hub with every new event, in id order. */
+  offer(events: readonly EventRecord[]): void {
+    let added = false;
+    for (const event of events) {
+      if (this.match.agentId !== undefined && event.agent_id !== this.match.agentId) continue;
+      if (this.types && !this.types.has(event.type)) continue;
+      this.buffer.push(event);
+      added = true;
+    }
+    if (this.buffer.length > MAX_BUFFERED) {
+      this.buffer = [];
+      this.overflowed = true;
+    }
+    if (added || this.overflowed) this.notify();
+  }
+
+  /** Every event offered since the last call. */
+  take(): EventRecord[] {
+    const taken = this.buffer;
+    this.buffer = [];
+    return taken;
+  }
+
+  /** Resolves true when events arrive, false after `ms` without any or when `signal` aborts. */
+  wait(ms: number, signal: AbortSignal): Promise<boolean> {
+    if (this.buffer.length > 0 || this.overflowed) return Promise.resolve(true);
+    if (signal.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (woken: boolean) => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+        this.wake = undefined;
+        resolve(woken);
+      };
+      const onAbort = () => done(false);
+      const timer = setTimeout(() => done(false), ms);
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.wake = () => done(true);
+    });
+  }
+
+  private notify(): void {
+    this.wake?.();
+  }
+
+  close(): void {
+    this.leave(this);
+  }
+}
+
+/**
+ * The process's one reader of the event log for its streams. It listens to
+ * the events channel (LISTEN on PostgreSQL, whichever instance committed;
+ * on SQLite this process's commits and, through the database's own watch,
+ * other processes'), and on each notification reads the new events once,
+ * from the table, and offers them to every subscriber. Streams cost no query
+ * of their own while they keep up, however many are open.
+ */
+export class EventHub {
+  private readonly subscribers = new Set<Subscription>();
+  private position = 0n;
+  private listening: (() => void) | undefined;
+  private idle = true;
+  private ready: Promise<void> = Promise.resolve();
+  private serial: Promise<void> = Promise.resolve();
+  private scheduled = false;
+  private retry: NodeJS.Timeout | undefined;
+  /** Streams open on this process (MAX_STREAMS counts them). */
+  open = 0;
+
+  constructor(
+    private readonly db: Database,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Registers a subscriber and resolves with the hub's position: every event
+   * with a larger id is offered to it, and every event up to the position was
+   * visible to readers before this resolved.
+   */
+  async subscribe(match: EventMatch): Promise<{ subscription: Subscription; position: bigint }> {
+    const subscription = new Subscription(match, (leaving) => this.subscribers.delete(leaving));
+    this.subscribers.add(subscription);
+    if (this.idle) {
+      this.idle = false;
+      this.listening ??= this.db.listen(eventsChannel, () => this.wake());
+      this.ready = this.exclusive(async () => {
+        this.position = await eventLogHead(this.db);
+      });
+    }
+    try {
+      await this.ready;
+      // After whatever read is under way: it may offer events up to the position it reaches.
+      await this.exclusive(async () => {});
+    } catch (error) {
+      subscription.close();
+      this.idle = this.subscribers.size === 0;
+      throw error;
+    }
+    return { subscription, position: this.position };
+  }
+
+  private exclusive(work: () => Promise<void>): Promise<void> {
+    const next = this.serial.then(work);
+    this.serial = next.catch(() => {});
+    return next;
+  }
+
+  /** A notification: read once more, after the read under way if any (many notifications, one read). */
+  private wake(): void {
+    if (this.scheduled || this.idle) return;
+    this.scheduled = true;
+    void this.exclusive(async () => {
+      this.scheduled = false;
+      if (this.subscribers.size === 0) {
+        // Nobody to feed: the position is found again when someone subscribes.
+        this.idle = true;
+        return;
+      }
+      try {
+        await this.catchUp();
+      } catch (error) {
+        this.logger.warn({ err: error }, "reading new events failed; trying again shortly");
+        this.later(RETRY_MS);
+      }
+    });
+  }
+
+  private async catchUp(): Promise<void> {
+    for (;;) {
+      const page = await readEvents(this.db, { after: this.position, limit: PAGE });
+      const last = page.at(-1);
+      if (last) {
+        this.position = last.id;
+        for (const subscriber of this.subscribers) subscriber.offer(page);
+      }
+      if (page.length < PAGE) break;
+    }
+    // A transaction still running on PostgreSQL holds back the events committed after it began:
+    // they will be readable when it ends, which may bring no notification of its own.
+    if (this.db.provider === "postgresql" && (await this.db.get(beyond, [this.position]))?.found) {
+      this.later(HELD_BACK_MS);
+    }
+  }
+
+  private later(ms: number): void {
+    if (this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      this.wake();
+    }, ms);
+    this.retry.unref();
+  }
+}
+
+const hubs = new WeakMap<Database, EventHub>();
+
+/** The hub of `db`: one per database per process. */
+export function eventHubOf(db: Database, logger: Logger): EventHub {
+  let hub = hubs.get(db);
+  if (!hub) {
+    hub = new EventHub(db, logger);
+    hubs.set(db, hub);
+  }
+  return hub;
+}
