@@ -19,6 +19,13 @@ export interface Context extends AppDeps {
   req?: IncomingMessage;
   /** Who is calling, once the procedure's access check ran (anonymous before, and where none is needed). */
   principal: Principal;
+  /** Set by a list procedure: over REST its page's next cursor and total become `Link` and `X-Total-Count`. */
+  page?: PageHeaders;
+}
+
+export interface PageHeaders {
+  next: string | null;
+  total?: number;
 }
 
 /**

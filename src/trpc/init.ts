@@ -26,6 +26,8 @@ export type ProcedureMeta = {
    * so the function narrows `data` itself).
    */
   responseHeaders?: (data: unknown) => Record<string, string>;
+  /** A list served by pages (SPEC §13.3): its 200 documents `Link` and `X-Total-Count`, its metadata filter `metadata[key]`. */
+  listHeaders?: true;
   /**
    * `"sse"`: the procedure (a GET) returns an async iterable of
    * `ServerSentEvent`, which REST writes as `text/event-stream` until it ends

@@ -4,9 +4,11 @@ import type { Config } from "../../config.js";
 import type { AppRouter } from "../../routers/index.js";
 import { procedureMetas } from "../procedure-metas.js";
 import { errorComponents, errorResponseRefs } from "./errors.js";
+import { documentList } from "./lists.js";
 
-type Operation = {
+export type Operation = {
   operationId?: string;
+  parameters?: { in: string; name: string; style?: string; explode?: boolean }[];
   responses: Record<string, { description?: string; content?: unknown; headers?: Record<string, unknown> }>;
   requestBody?: unknown;
   security?: unknown;
@@ -82,6 +84,7 @@ export function buildOpenApiDocument(
       if (credentials.includes("apiKey")) errorStatuses.add(403);
       Object.assign(responses, errorResponseRefs([...errorStatuses].sort((a, b) => a - b)));
       operation.responses = responses;
+      if (meta.listHeaders) documentList(operation);
     }
   }
   // The adapter's own error schemas (`error.BAD_REQUEST`, …) describe bodies this service never sends.

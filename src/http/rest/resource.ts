@@ -1,9 +1,10 @@
 import type { AppError } from "../../errors.js";
-import { type AppDeps, createContext } from "../../trpc/context.js";
+import { type AppDeps, type Context, createContext } from "../../trpc/context.js";
 import { methodNotAllowedError } from "../errors.js";
 import { type Headers, reportedError, sendEmpty, sendJson, sendRestError } from "../respond.js";
 import type { PathHandler, RestRequest } from "./dispatcher.js";
 import { writeEventStream } from "./event-stream.js";
+import { pageHeaders } from "./page-headers.js";
 import type { ProcedureRoute } from "./procedures.js";
 
 /**
@@ -12,12 +13,13 @@ import type { ProcedureRoute } from "./procedures.js";
  * or the other success the result chose; plus whatever `responseHeaders`
  * derives from the result.
  */
-function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown, input: unknown) {
+function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown, input: unknown, ctx: Context) {
   const { successStatus = 200, location, responseHeaders, otherSuccess } = route.meta;
   const status = otherSuccess?.when(data, input) ? otherSuccess.status : successStatus;
   let headers: Headers | undefined;
   if (location && status === 201) headers = { Location: location(data as Parameters<typeof location>[0]) };
   if (responseHeaders && data !== null) headers = { ...headers, ...responseHeaders(data) };
+  if (ctx.page) headers = { ...headers, ...pageHeaders(request.req.url ?? "", ctx.page) };
   if (status === 204) return sendEmpty(request.res, 204, headers);
   sendJson(request.res, status, data, headers);
 }
@@ -52,7 +54,7 @@ export function restResource(routes: ProcedureRoute[], deps: AppDeps): PathHandl
         if (route.meta.stream === "sse") {
           await writeEventStream(request.res, await route.invoke(ctx, input, leave.signal), leave);
         } else {
-          writeSuccess(request, route, await route.invoke(ctx, input, leave.signal), input);
+          writeSuccess(request, route, await route.invoke(ctx, input, leave.signal), input, ctx);
         }
       } catch (error) {
         const appError = reportedError(error, request.log, request.requestId);
