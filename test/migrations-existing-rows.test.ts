@@ -96,7 +96,13 @@ describe(`the ${testProvider} migration ${migration} on a database that holds ag
         version: 1,
         metadata: {},
       });
-      const tasks = await tasksService.list(db, { agent_id: agentId, skip: 0, limit: 10 });
+      const { items: tasks } = await tasksService.list(db, {
+        agent_id: agentId,
+        skip: 0,
+        limit: 10,
+        order: "asc",
+        include_total: false,
+      });
       expect(tasks).toEqual(
         [0, 1].map((i) => ({
           id: taskIds[i],

@@ -183,8 +183,9 @@ describe("one task: GET, PATCH, DELETE", () => {
   });
 
   it("PATCH without a known field is 400", async () => {
-    // SPEC §4 and §11: the fields of §4, the scheduling fields, and a worker's lease_id.
-    const knownFields = "title, description, priority, status, result, max_attempts, run_at, deadline_at, lease_id";
+    // SPEC §4, §11 and §13.3: the fields of §4, the scheduling fields, a worker's lease_id, and metadata.
+    const knownFields =
+      "title, description, priority, status, result, max_attempts, run_at, deadline_at, lease_id, metadata";
     const task = await createTask(app, agent.id);
     const path = `/agents/${agent.id}/tasks/${task.id}`;
     // input is set at creation only: it counts as unknown here.

@@ -3,7 +3,8 @@
 // request gives them.
 import Database from "better-sqlite3";
 import type { Arg, Statement } from "../../src/db/index.js";
-import { agentStatements } from "../../src/services/agent-rows.js";
+import { agentList } from "../../src/services/agent-rows.js";
+import { type ListFilter, listStatement } from "../../src/services/list-statements.js";
 import { adminQuery, type Provider } from "./databases.js";
 
 export interface QueryPlan {
@@ -12,10 +13,15 @@ export interface QueryPlan {
   plan: string;
 }
 
+const base: ListFilter = { skip: 0, limit: 100, order: "asc", include_total: false };
+const agents = (filter: Partial<ListFilter>): [Statement, Arg[]] => {
+  const { statement, args } = listStatement(agentList, { ...base, ...filter });
+  return [statement, args];
+};
 const lists: [string, Statement, Arg[]][] = [
-  ["GET /agents?skip=9000&limit=100", agentStatements.page, [100, 9000]],
-  ["GET /agents?status=running&limit=10", agentStatements.pageByStatus, ["running", 10, 0]],
-  ["GET /agents?status=idle&skip=9000&limit=100", agentStatements.pageByStatus, ["idle", 100, 9000]],
+  ["GET /agents?skip=9000&limit=100", ...agents({ skip: 9000 })],
+  ["GET /agents?status=running&limit=10", ...agents({ status: "running", limit: 10 })],
+  ["GET /agents?status=idle&skip=9000&limit=100", ...agents({ status: "idle", skip: 9000 })],
 ];
 
 const literal = (value: Arg) => (typeof value === "number" ? String(value) : `'${String(value).replace(/'/g, "''")}'`);

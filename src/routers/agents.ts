@@ -5,6 +5,7 @@ import {
   AgentDeleteInput,
   AgentList,
   AgentListQuery,
+  AgentPage,
   AgentReplace,
   AgentUpdateInput,
   agentId,
@@ -12,6 +13,7 @@ import {
 import { agentsService } from "../services/agents.js";
 import { readProcedure, router, writeProcedure } from "../trpc/init.js";
 import { acceptedVersions } from "../trpc/versions.js";
+import { pageBody, pageItems } from "./pages.js";
 
 const tags = ["agents"];
 const byId = z.object({ agent_id: agentId });
@@ -25,13 +27,22 @@ export const agentsRouter = router({
         operationId: "listAgents",
         tags,
         summary: "List agents",
+        description:
+          'Oldest first (order=desc: newest first). A full page has a Link rel="next" to the next one (keyset: a deep page costs what the first does); include_total=true adds X-Total-Count.',
         protect: false,
         errorResponses: [400],
       },
+      listHeaders: true,
     })
     .input(AgentListQuery)
     .output(AgentList)
-    .query(({ ctx, input }) => agentsService.list(ctx.db, input)),
+    .query(async ({ ctx, input }) => pageItems(ctx, await agentsService.list(ctx.db, input))),
+
+  /** tRPC only: the same list as one object, with the next page's cursor and the total. */
+  page: readProcedure
+    .input(AgentListQuery)
+    .output(AgentPage)
+    .query(async ({ ctx, input }) => pageBody(await agentsService.list(ctx.db, input))),
 
   get: readProcedure
     .meta({

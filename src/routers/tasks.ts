@@ -6,12 +6,14 @@ import {
   TaskList,
   TaskListQuery,
   type TaskOut,
+  TaskPage,
   TaskPath,
   TaskUpdateInput,
 } from "../schemas/tasks.js";
 import { tasksService } from "../services/tasks.js";
 import { readProcedure, router, writeProcedure } from "../trpc/init.js";
 import { acceptedVersions } from "../trpc/versions.js";
+import { pageBody, pageItems } from "./pages.js";
 
 const tags = ["tasks"];
 
@@ -34,13 +36,22 @@ export const tasksRouter = router({
         operationId: "listTasks",
         tags,
         summary: "List an agent's tasks",
+        description:
+          'Oldest first (order=desc: newest first). A full page has a Link rel="next" to the next one (keyset: a deep page costs what the first does); include_total=true adds X-Total-Count.',
         protect: false,
         errorResponses: [400, 404],
       },
+      listHeaders: true,
     })
     .input(TaskListQuery)
     .output(TaskList)
-    .query(({ ctx, input }) => tasksService.list(ctx.db, input)),
+    .query(async ({ ctx, input }) => pageItems(ctx, await tasksService.list(ctx.db, input))),
+
+  /** tRPC only: the same list as one object, with the next page's cursor and the total. */
+  page: readProcedure
+    .input(TaskListQuery)
+    .output(TaskPage)
+    .query(async ({ ctx, input }) => pageBody(await tasksService.list(ctx.db, input))),
 
   create: writeProcedure
     .meta({

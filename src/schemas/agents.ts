@@ -1,6 +1,8 @@
 import { z } from "zod";
-import { atLeastOneOf, metadata, pagination, resourceId, text, timestamp, version } from "./common.js";
+import { atLeastOneOf, metadata, resourceId, text, timestamp, version } from "./common.js";
 import { expectedVersion } from "./conditional.js";
+import { cursorOrSkip, listFields, pageOf } from "./lists.js";
+import { metadataInput, metadataPatch } from "./metadata.js";
 
 export const agentTypes = ["assistant", "worker", "supervisor"] as const;
 export const agentStatuses = ["idle", "running", "paused", "error", "stopped"] as const;
@@ -23,14 +25,16 @@ const agentExample = {
 
 // trpc-to-openapi rebuilds a request body from the input without its path
 // parameters and keeps only `examples` of its meta: request examples go there.
-export const AgentCreate = z.object({ name: agentName, type: agentType }).meta({ examples: [agentCreateExample] });
+export const AgentCreate = z
+  .object({ name: agentName, type: agentType, metadata: metadataInput.optional() })
+  .meta({ examples: [agentCreateExample, { ...agentCreateExample, metadata: { team: "research" } }] });
 
-/** PUT's input: the path's agent id and the full replacement body. */
+/** PUT's input: the path's agent id and the full replacement body (metadata left out becomes `{}`). */
 export const AgentReplace = AgentCreate.extend({ agent_id: agentId, ...expectedVersion }).meta({
   examples: [agentCreateExample],
 });
 
-export const agentUpdateFields = ["name", "type", "status"] as const;
+export const agentUpdateFields = ["name", "type", "status", "metadata"] as const;
 /** DELETE's input: the path's agent id. */
 export const AgentDeleteInput = z.object({ agent_id: agentId, ...expectedVersion });
 
@@ -40,6 +44,7 @@ export const AgentUpdateInput = z
     name: agentName.optional(),
     type: agentType.optional(),
     status: agentStatus.optional(),
+    metadata: metadataPatch.optional(),
     ...expectedVersion,
   })
   .check(atLeastOneOf(agentUpdateFields))
@@ -60,10 +65,15 @@ export const Agent = z
 
 export const AgentList = z.array(Agent).meta({ example: [agentExample] });
 
-export const AgentListQuery = z.object({
-  ...pagination,
-  status: agentStatus.optional().meta({ description: "Only agents in this state" }),
-});
+export const AgentListQuery = z
+  .object({
+    ...listFields,
+    status: agentStatus.optional().meta({ description: "Only agents in this state" }),
+  })
+  .check(cursorOrSkip);
+
+/** A page of agents over tRPC: the REST list's body, its Link cursor and its X-Total-Count. */
+export const AgentPage = pageOf(Agent, "AgentPage");
 
 export type AgentCreateInput = z.infer<typeof AgentCreate>;
 export type AgentUpdateBody = Omit<z.infer<typeof AgentUpdateInput>, "agent_id" | "expected_version">;

@@ -1,18 +1,10 @@
 import { z } from "zod";
 import { agentId } from "./agents.js";
-import {
-  atLeastOneOf,
-  bodyNumber,
-  metadata,
-  pagination,
-  resourceId,
-  text,
-  timestamp,
-  uuidPattern,
-  version,
-} from "./common.js";
+import { atLeastOneOf, bodyNumber, metadata, resourceId, text, timestamp, uuidPattern, version } from "./common.js";
 import { expectedVersion } from "./conditional.js";
 import { jsonObject, jsonValue, maxInputBytes, serialisedBytes } from "./json.js";
+import { cursorOrSkip, listFields, pageOf } from "./lists.js";
+import { metadataInput, metadataPatch } from "./metadata.js";
 
 export const taskStatuses = ["pending", "running", "succeeded", "failed", "cancelled"] as const;
 
@@ -97,6 +89,7 @@ export const TaskCreate = z.object({
   priority: priorityInput.default(5),
   input: input.optional(),
   ...schedulingFields,
+  metadata: metadataInput.optional(),
 });
 
 export const taskUpdateFields = [
@@ -109,6 +102,7 @@ export const taskUpdateFields = [
   "run_at",
   "deadline_at",
   "lease_id",
+  "metadata",
 ] as const;
 const TaskUpdate = z.object({
   title: title.optional(),
@@ -118,6 +112,7 @@ const TaskUpdate = z.object({
   result: result.optional(),
   ...schedulingFields,
   ...finishingFields,
+  metadata: metadataPatch.optional(),
 });
 
 // trpc-to-openapi keeps only `examples` of an input's meta: request examples go there.
@@ -140,11 +135,13 @@ export const TaskUpdateInput = TaskUpdate.extend({ agent_id: agentId, task_id: t
   });
 export const TaskPath = z.object({ agent_id: agentId, task_id: taskId });
 export const TaskDeleteInput = TaskPath.extend(expectedVersion);
-export const TaskListQuery = z.object({
-  agent_id: agentId,
-  ...pagination,
-  status: taskStatus.optional().meta({ description: "Only tasks in this state" }),
-});
+export const TaskListQuery = z
+  .object({
+    agent_id: agentId,
+    ...listFields,
+    status: taskStatus.optional().meta({ description: "Only tasks in this state" }),
+  })
+  .check(cursorOrSkip);
 
 const taskExample = {
   id: "9d0f3b6e-2c4a-4e8f-b1d7-5a6c7e8f9012",
@@ -230,3 +227,6 @@ export type TaskListInput = z.infer<typeof TaskListQuery>;
 export type TaskOut = z.infer<typeof Task>;
 
 export const TaskList = z.array(Task).meta({ example: [taskExample] });
+
+/** A page of tasks over tRPC: the REST list's body, its Link cursor and its X-Total-Count. */
+export const TaskPage = pageOf(Task, "TaskPage");

@@ -1,5 +1,6 @@
 import { statement } from "../db/index.js";
 import type { AgentOut } from "../schemas/agents.js";
+import type { ListSource } from "./list-statements.js";
 
 /** An agents row as the statements below return it: only these columns ever leave the database. */
 export interface AgentRow {
@@ -30,29 +31,30 @@ export const toAgent = (row: AgentRow): AgentOut => ({
 /** The agents' statements, shared with the benchmark's query plans. */
 export const agentStatements = {
   get: statement<AgentRow, [id: string]>("agents_get", `SELECT ${agentColumns} FROM agents WHERE id = $1`),
-  // Ordered by (created_at, id): served by agents_created_at_id_idx, or with a
-  // status by agents_status_created_at_id_idx (the plans are in bench/README.md).
-  page: statement<AgentRow, [limit: number, skip: number]>(
-    "agents_page",
-    `SELECT ${agentColumns} FROM agents ORDER BY created_at, id LIMIT $1 OFFSET $2`,
-  ),
-  pageByStatus: statement<AgentRow, [status: string, limit: number, skip: number]>(
-    "agents_page_by_status",
-    `SELECT ${agentColumns} FROM agents WHERE status = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`,
-  ),
-  insert: statement<AgentRow, [id: string, name: string, type: string, now: Date]>(
+  insert: statement<AgentRow, [id: string, name: string, type: string, now: Date, metadata: string]>(
     "agents_insert",
     `INSERT INTO agents (id, name, type, status, created_at, updated_at, version, metadata)
-     VALUES ($1, $2, $3, 'idle', $4, $4, 1, '{}') RETURNING ${agentColumns}`,
+     VALUES ($1, $2, $3, 'idle', $4, $4, 1, $5) RETURNING ${agentColumns}`,
   ),
   /** Writes only if the row still has the version it was read with. */
   update: statement<
     AgentRow,
-    [name: string, type: string, status: string, updatedAt: Date, id: string, version: number]
+    [name: string, type: string, status: string, updatedAt: Date, id: string, version: number, metadata: string]
   >(
     "agents_update",
-    `UPDATE agents SET name = $1, type = $2, status = $3, updated_at = $4, version = version + 1
+    `UPDATE agents SET name = $1, type = $2, status = $3, updated_at = $4, version = version + 1, metadata = $7
      WHERE id = $5 AND version = $6 RETURNING ${agentColumns}`,
+  ),
+  /** The pairs of a metadata JSON text, one row each, for filtered lists (created_at copied from the agent). */
+  insertPairs: statement<unknown, [agentId: string, createdAt: Date, metadata: string]>("agent_metadata_insert", {
+    sqlite: `INSERT INTO agent_metadata (agent_id, key, value, created_at)
+      SELECT $1, key, value, $2 FROM json_each($3)`,
+    postgresql: `INSERT INTO agent_metadata (agent_id, key, value, created_at)
+      SELECT $1, key, value, $2 FROM jsonb_each_text($3::jsonb)`,
+  }),
+  deletePairs: statement<unknown, [agentId: string]>(
+    "agent_metadata_delete",
+    "DELETE FROM agent_metadata WHERE agent_id = $1",
   ),
   /**
    * The agent, locked on PostgreSQL until the transaction ends: a task
@@ -73,4 +75,13 @@ export const agentStatements = {
     "agents_delete_at_version",
     `DELETE FROM agents WHERE id = $1 AND version = $2 RETURNING ${agentColumns}`,
   ),
+};
+
+/** GET /agents (SPEC §13.3): the plans of every shape are in bench/README.md. */
+export const agentList: ListSource = {
+  name: "agents",
+  table: "agents",
+  columns: agentColumns,
+  indexes: { all: "agents_created_at_id_idx", byStatus: "agents_status_created_at_id_idx" },
+  pairs: { table: "agent_metadata", id: "agent_id", index: "agent_metadata_key_value_created_at_agent_id_idx" },
 };

@@ -4,7 +4,10 @@ import { notFound } from "../errors.js";
 import { recordEvents } from "../events/outbox.js";
 import type { AgentCreateInput, AgentListInput, AgentOut, AgentUpdateBody } from "../schemas/agents.js";
 import { isUuid } from "../schemas/common.js";
-import { agentStatements, toAgent } from "./agent-rows.js";
+import type { Page } from "../schemas/lists.js";
+import type { Metadata } from "../schemas/metadata.js";
+import { mergeMetadata } from "../schemas/metadata.js";
+import { agentList, agentStatements, toAgent } from "./agent-rows.js";
 import {
   changesOf,
   given,
@@ -14,6 +17,8 @@ import {
   retryLostRaces,
   type VersionCondition,
 } from "./conditional-update.js";
+import { listPage } from "./list-statements.js";
+import { checkedMetadata, writePairs } from "./metadata.js";
 import { byCreation, taskStatements, toTask } from "./task-rows.js";
 import { agentTransitions, isStatusChange } from "./transitions.js";
 
@@ -21,18 +26,16 @@ export { toAgent };
 
 export const agentNotFound = () => notFound("Agent");
 
-const updatable = ["name", "type", "status"] as const;
+const updatable = ["name", "type", "status", "metadata"] as const;
 
 /**
  * Every write runs in one transaction with the events it records (SPEC
  * §12.1): no change without its event, no event without its change.
  */
 export const agentsService = {
-  async list(db: Database, { skip, limit, status }: AgentListInput): Promise<AgentOut[]> {
-    const rows = status
-      ? await db.all(agentStatements.pageByStatus, [status, limit, skip])
-      : await db.all(agentStatements.page, [limit, skip]);
-    return rows.map(toAgent);
+  /** A page of agents (SPEC §13.3): filtered, in either order, from a cursor, with the total when asked for. */
+  async list(db: Database, input: AgentListInput): Promise<Page<AgentOut>> {
+    return listPage(db, agentList, input, toAgent);
   },
 
   async get(db: Database, id: string): Promise<AgentOut> {
@@ -44,26 +47,35 @@ export const agentsService = {
   async create(db: Database, input: AgentCreateInput): Promise<AgentOut> {
     const now = new Date();
     return db.transaction(async (tx) => {
-      const row = await tx.get(agentStatements.insert, [randomUUID(), input.name, input.type, now]);
+      const metadata = JSON.stringify(input.metadata ?? {});
+      const row = await tx.get(agentStatements.insert, [randomUUID(), input.name, input.type, now, metadata]);
       if (!row) throw new Error("The insert returned no row");
+      await writePairs(tx, agentStatements, row.id, now, input.metadata ?? {}, false);
       const agent = toAgent(row);
       await recordEvents(tx, [{ type: "agent.created", agentId: agent.id, data: { agent } }], now);
       return agent;
     });
   },
 
-  /** Full replacement of name and type; status and created_at are kept. */
+  /** Full replacement of name, type and metadata (absent: `{}`); status and created_at are kept. */
   async replace(db: Database, id: string, input: AgentCreateInput, accepted?: VersionCondition): Promise<AgentOut> {
-    return agentsService.update(db, id, { name: input.name, type: input.type }, accepted);
+    return agentsService.update(db, id, { name: input.name, type: input.type }, accepted, input.metadata ?? {});
   },
 
   /**
    * Changes the given fields; a status change must be allowed by SPEC §3's
    * table from the state the agent is in when the write happens. Values equal
    * to the stored ones change nothing: the same state again is a no-op, with
-   * no new version and no event. `accepted` makes it conditional (SPEC §13.2).
+   * no new version and no event. `patch.metadata` is merged into the stored
+   * metadata; `replacement` replaces it. `accepted` makes it conditional (SPEC §13.2).
    */
-  async update(db: Database, id: string, patch: AgentUpdateBody, accepted?: VersionCondition): Promise<AgentOut> {
+  async update(
+    db: Database,
+    id: string,
+    patch: AgentUpdateBody,
+    accepted?: VersionCondition,
+    replacement?: Metadata,
+  ): Promise<AgentOut> {
     if (!isUuid(id)) throw agentNotFound();
     return retryLostRaces("Agent", () =>
       db.transaction(async (tx) => {
@@ -71,8 +83,10 @@ export const agentsService = {
         if (!row) throw agentNotFound();
         const before = toAgent(row);
         requireVersion("Agent", before.version, accepted);
-        const { status, ...fields } = patch;
+        const { status, metadata, ...fields } = patch;
         const after = { ...before, ...given(fields) };
+        if (replacement) after.metadata = replacement;
+        else if (metadata) after.metadata = checkedMetadata(mergeMetadata(before.metadata, metadata));
         if (status && isStatusChange(agentTransitions, before.status, status)) after.status = status;
         const changes = changesOf(before, after, updatable);
         if (!changes) return before;
@@ -84,8 +98,11 @@ export const agentsService = {
           updatedAt,
           id,
           before.version,
+          JSON.stringify(after.metadata),
         ]);
         if (!written) return lostRace;
+        if (changes.metadata)
+          await writePairs(tx, agentStatements, id, new Date(before.created_at), after.metadata, true);
         const agent = toAgent(written);
         await recordEvents(tx, [{ type: "agent.updated", agentId: id, data: { agent, changes } }], updatedAt);
         return agent;

@@ -1,6 +1,7 @@
 import { statement } from "../db/index.js";
 import type { JsonObject, JsonValue } from "../schemas/json.js";
 import type { TaskOut, TaskStatus } from "../schemas/tasks.js";
+import type { ListSource } from "./list-statements.js";
 
 /** A tasks row as the statements below return it: only these columns ever leave the database. */
 export interface TaskRow {
@@ -71,15 +72,6 @@ export const taskStatements = {
     "tasks_get",
     `SELECT ${taskColumns} FROM tasks WHERE id = $1 AND agent_id = $2`,
   ),
-  // Served by tasks_agent_id_created_at_id_idx, or with a status by tasks_agent_id_status_created_at_id_idx.
-  page: statement<TaskRow, [agentId: string, limit: number, skip: number]>(
-    "tasks_page",
-    `SELECT ${taskColumns} FROM tasks WHERE agent_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`,
-  ),
-  pageByStatus: statement<TaskRow, [agentId: string, status: string, limit: number, skip: number]>(
-    "tasks_page_by_status",
-    `SELECT ${taskColumns} FROM tasks WHERE agent_id = $1 AND status = $2 ORDER BY created_at, id LIMIT $3 OFFSET $4`,
-  ),
   /**
    * A stopped agent accepts no new tasks (SPEC §3): the check and the insert
    * are one statement. On PostgreSQL `FOR SHARE` makes it wait for a stop in
@@ -98,16 +90,17 @@ export const taskStatements = {
       maxAttempts: number,
       runAt: Date,
       deadlineAt: Date | null,
+      metadata: string,
     ]
   >("tasks_insert", {
     sqlite: `INSERT INTO tasks (id, agent_id, title, description, priority, status, input, result, created_at,
         updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata)
-      SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, '{}'
+      SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11
       FROM agents WHERE id = $7 AND status <> 'stopped'
       RETURNING ${taskColumns}`,
     postgresql: `INSERT INTO tasks (id, agent_id, title, description, priority, status, input, result, created_at,
         updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata)
-      SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, '{}'
+      SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11
       FROM agents WHERE id = $7 AND status <> 'stopped' FOR SHARE
       RETURNING ${taskColumns}`,
   }),
@@ -136,7 +129,7 @@ export const taskStatements = {
        version = version + 1,
        max_attempts = $10, attempts = $11, run_at = $12, deadline_at = $13, lease_id = $14, lease_worker = $15,
        lease_created_at = $16, lease_expires_at = $17, cancel_requested = $18, error = $19,
-       lease_duration_seconds = $20
+       lease_duration_seconds = $20, metadata = $21
      WHERE id = $7 AND agent_id = $8 AND version = $9 RETURNING ${taskColumns}`,
   ),
   delete: statement<TaskRow, [id: string, agentId: string]>(
@@ -147,6 +140,17 @@ export const taskStatements = {
   deleteAtVersion: statement<TaskRow, [id: string, agentId: string, version: number]>(
     "tasks_delete_at_version",
     `DELETE FROM tasks WHERE id = $1 AND agent_id = $2 AND version = $3 RETURNING ${taskColumns}`,
+  ),
+  /** The pairs of a metadata JSON text, one row each, for filtered lists (agent_id and created_at copied from the task). */
+  insertPairs: statement<unknown, [taskId: string, createdAt: Date, metadata: string]>("task_metadata_insert", {
+    sqlite: `INSERT INTO task_metadata (task_id, agent_id, key, value, created_at)
+      SELECT t.id, t.agent_id, j.key, j.value, $2 FROM tasks t, json_each($3) j WHERE t.id = $1`,
+    postgresql: `INSERT INTO task_metadata (task_id, agent_id, key, value, created_at)
+      SELECT t.id, t.agent_id, j.key, j.value, $2 FROM tasks t, jsonb_each_text($3::jsonb) j WHERE t.id = $1`,
+  }),
+  deletePairs: statement<unknown, [taskId: string]>(
+    "task_metadata_delete",
+    "DELETE FROM task_metadata WHERE task_id = $1",
   ),
   deleteOfAgent: statement<TaskRow, [agentId: string]>(
     "tasks_delete_of_agent",
@@ -167,6 +171,7 @@ type RunningColumns = [
   cancelRequested: boolean,
   error: string | null,
   leaseDurationSeconds: number | null,
+  metadata: string,
 ];
 
 // Timestamps go back as Dates, so each database stores them in its own (Prisma's) form.
@@ -195,6 +200,7 @@ export const updateArgs = (row: TaskRow, updatedAt: Date, version: number) =>
     row.cancel_requested,
     row.error,
     row.lease_duration_seconds,
+    row.metadata,
   ] as const;
 
 /** The fields of a Task whose changes an update event lists (updated_at and version change with every write). */
@@ -211,8 +217,19 @@ export const taskChangeFields = [
   "lease",
   "cancel_requested",
   "error",
+  "metadata",
 ] as const;
 
 /** SPEC's list order: created_at, then id. */
 export const byCreation = (a: TaskOut, b: TaskOut) =>
   a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
+/** GET /agents/{agent_id}/tasks (SPEC §13.3): the plans of every shape are in bench/README.md. */
+export const taskList: ListSource = {
+  name: "tasks",
+  table: "tasks",
+  columns: taskColumns,
+  indexes: { all: "tasks_agent_id_created_at_id_idx", byStatus: "tasks_agent_id_status_created_at_id_idx" },
+  pairs: { table: "task_metadata", id: "task_id", index: "task_metadata_agent_id_key_value_created_at_task_id_idx" },
+  scope: "agent_id",
+};

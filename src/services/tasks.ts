@@ -6,6 +6,8 @@ import { defaultRetryPolicy, type RetryPolicy } from "../leases/outcomes.js";
 import { newTaskSchedule, planTaskUpdate } from "../leases/task-update.js";
 import { taskRetries } from "../metrics/registry.js";
 import { isUuid } from "../schemas/common.js";
+import type { Page } from "../schemas/lists.js";
+import { mergeMetadata } from "../schemas/metadata.js";
 import type { TaskCreateBody, TaskListInput, TaskOut, TaskUpdateBody } from "../schemas/tasks.js";
 import { agentStatements } from "./agent-rows.js";
 import { agentNotFound } from "./agents.js";
@@ -17,7 +19,9 @@ import {
   retryLostRaces,
   type VersionCondition,
 } from "./conditional-update.js";
-import { taskChangeFields, taskStatements, toTask, toText, updateArgs } from "./task-rows.js";
+import { listPage } from "./list-statements.js";
+import { checkedMetadata, writePairs } from "./metadata.js";
+import { taskChangeFields, taskList, taskStatements, toTask, toText, updateArgs } from "./task-rows.js";
 
 const taskNotFound = () => notFound("Task");
 
@@ -35,12 +39,10 @@ async function missing(db: Queryable, agentId: string): Promise<AppError> {
  * §12.1): no change without its event, no event without its change.
  */
 export const tasksService = {
-  async list(db: Database, { agent_id: agentId, skip, limit, status }: TaskListInput): Promise<TaskOut[]> {
+  /** A page of an agent's tasks (SPEC §13.3): filtered, in either order, from a cursor, with the total when asked for. */
+  async list(db: Database, { agent_id: agentId, ...filter }: TaskListInput): Promise<Page<TaskOut>> {
     if (!(await agentExists(db, agentId))) throw agentNotFound();
-    const rows = status
-      ? await db.all(taskStatements.pageByStatus, [agentId, status, limit, skip])
-      : await db.all(taskStatements.page, [agentId, limit, skip]);
-    return rows.map(toTask);
+    return listPage(db, taskList, { ...filter, scopeId: agentId }, toTask);
   },
 
   async get(db: Database, agentId: string, id: string): Promise<TaskOut> {
@@ -66,11 +68,13 @@ export const tasksService = {
         maxAttempts,
         runAt,
         deadlineAt,
+        JSON.stringify(input.metadata ?? {}),
       ]);
       if (!row) {
         if (!(await agentExists(tx, agentId))) throw agentNotFound();
         throw new AppError("conflict", "Agent is stopped and accepts no new tasks", { agent_status: "stopped" });
       }
+      await writePairs(tx, taskStatements, row.id, now, input.metadata ?? {}, false);
       const task = toTask(row);
       await recordEvents(tx, [{ type: "task.created", agentId, taskId: task.id, data: { task } }], now);
       return task;
@@ -104,10 +108,17 @@ export const tasksService = {
         requireVersion("Task", before.version, accepted);
         const updatedAt = nextUpdatedAt(before.updated_at);
         const planned = planTaskUpdate(row, patch, updatedAt, retry);
+        if (patch.metadata) {
+          const merged = checkedMetadata(mergeMetadata(before.metadata, patch.metadata));
+          planned.row.metadata = JSON.stringify(merged);
+        }
         const changes = changesOf(before, toTask(planned.row), taskChangeFields);
         if (!changes) return before;
         const written = await tx.get(taskStatements.update, updateArgs(planned.row, updatedAt, before.version));
         if (!written) return lostRace;
+        if (changes.metadata) {
+          await writePairs(tx, taskStatements, id, new Date(before.created_at), JSON.parse(written.metadata), true);
+        }
         const task = toTask(written);
         await recordEvents(tx, [{ type: planned.type, agentId, taskId: id, data: { task, changes } }], updatedAt);
         retried = planned.type === "task.retry_scheduled";

@@ -21,6 +21,13 @@ export interface Context extends AppDeps {
   principal: Principal;
   /** REST only: the versions `If-Match` accepts (SPEC §13.2); undefined when it is absent or `*`. */
   ifMatch?: readonly number[];
+  /** Set by a list procedure: over REST its page's next cursor and total become `Link` and `X-Total-Count`. */
+  page?: PageHeaders;
+}
+
+export interface PageHeaders {
+  next: string | null;
+  total?: number;
 }
 
 /**

@@ -32,6 +32,8 @@ export type ProcedureMeta = {
    * PUT/PATCH/DELETE read `If-Match` (http/rest/conditional.ts).
    */
   versioned?: true;
+  /** A list served by pages (SPEC §13.3): its 200 documents `Link` and `X-Total-Count`, its metadata filter `metadata[key]`. */
+  listHeaders?: true;
   /**
    * `"sse"`: the procedure (a GET) returns an async iterable of
    * `ServerSentEvent`, which REST writes as `text/event-stream` until it ends

@@ -3,7 +3,10 @@ import type { AgentOut } from "../../src/schemas/agents.js";
 import type { TaskOut } from "../../src/schemas/tasks.js";
 import type { TestApp } from "./app.js";
 
-export async function createAgent(app: TestApp, body: { name?: string; type?: string } = {}): Promise<AgentOut> {
+export async function createAgent(
+  app: TestApp,
+  body: { name?: string; type?: string; metadata?: Record<string, string> } = {},
+): Promise<AgentOut> {
   const res = await app.request("/agents", { method: "POST", json: { name: "agent", type: "worker", ...body } });
   expect(res.status).toBe(201);
   return (await res.json()) as AgentOut;

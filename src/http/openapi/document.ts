@@ -5,9 +5,11 @@ import type { AppRouter } from "../../routers/index.js";
 import { procedureMetas } from "../procedure-metas.js";
 import { documentVersioned } from "./conditional.js";
 import { errorComponents, errorResponseRefs } from "./errors.js";
+import { documentList } from "./lists.js";
 
-type Operation = {
+export type Operation = {
   operationId?: string;
+  parameters?: { in: string; name: string; style?: string; explode?: boolean }[];
   responses: Record<string, { description?: string; content?: unknown; headers?: Record<string, unknown> }>;
   requestBody?: unknown;
   security?: unknown;
@@ -87,6 +89,7 @@ export function buildOpenApiDocument(
       Object.assign(responses, errorResponseRefs([...errorStatuses].sort((a, b) => a - b)));
       operation.responses = responses;
       if (meta.versioned) documentVersioned(method, operation as Parameters<typeof documentVersioned>[1]);
+      if (meta.listHeaders) documentList(operation);
     }
   }
   // The adapter's own error schemas (`error.BAD_REQUEST`, …) describe bodies this service never sends.

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { FieldIssue } from "../../errors.js";
+import { keyedParameters } from "../../schemas/metadata.js";
 import type { Parameters } from "./query.js";
 
 /**
@@ -12,7 +13,7 @@ import type { Parameters } from "./query.js";
  * changed.
  */
 
-type Kind = "string" | "integer" | "boolean";
+type Kind = "string" | "integer" | "boolean" | "keyed";
 
 interface Def {
   type: string;
@@ -89,6 +90,7 @@ export function compileCoercion(shape: Record<string, z.core.$ZodType>, names: s
     const schema = shape[name];
     if (!schema) throw new Error(`${where}: no input field for parameter ${name}`);
     const base = baseOf(schema);
+    if (keyedParameters.has(base)) return { name, kind: "keyed" as const, many: false };
     const element = defOf(base).type === "array" ? defOf(base).element : undefined;
     return element
       ? { name, kind: kindOf(baseOf(element), `${where} ${name}`), many: true }
@@ -97,6 +99,11 @@ export function compileCoercion(shape: Record<string, z.core.$ZodType>, names: s
   return (parameters, issues) => {
     const input: Record<string, unknown> = {};
     for (const { name, kind, many } of fields) {
+      if (kind === "keyed") {
+        const keyed = gatherKeyed(parameters, name, issues);
+        if (keyed) input[name] = keyed;
+        continue;
+      }
       const raw = parameters[name];
       if (raw === undefined) continue;
       if (typeof raw !== "string" && !many) {
@@ -114,4 +121,25 @@ export function compileCoercion(shape: Record<string, z.core.$ZodType>, names: s
     }
     return input;
   };
+}
+
+/**
+ * `name[key]=value` parameters as one object `{key: value}` (OpenAPI's
+ * deepObject style), undefined when there are none. The object has no
+ * prototype: its keys are data, checked by the schema.
+ */
+function gatherKeyed(parameters: Parameters, name: string, issues: FieldIssue[]): Record<string, string> | undefined {
+  let found: Record<string, string> | undefined;
+  if (parameters[name] !== undefined) issues.push({ field: name, message: `must be given as ${name}[key]=value` });
+  for (const [parameter, raw] of Object.entries(parameters)) {
+    if (!parameter.startsWith(`${name}[`) || !parameter.endsWith("]")) continue;
+    const key = parameter.slice(name.length + 1, -1);
+    if (typeof raw !== "string") {
+      issues.push({ field: `${name}.${key}`, message: "must be a single value" });
+      continue;
+    }
+    found ??= Object.create(null) as Record<string, string>;
+    found[key] = raw;
+  }
+  return found;
 }

@@ -1,10 +1,11 @@
 import type { AppError } from "../../errors.js";
-import { type AppDeps, createContext } from "../../trpc/context.js";
+import { type AppDeps, type Context, createContext } from "../../trpc/context.js";
 import { methodNotAllowedError } from "../errors.js";
 import { type Headers, reportedError, sendEmpty, sendJson, sendRestError } from "../respond.js";
 import { etagHeader, notModified, readIfMatch } from "./conditional.js";
 import type { PathHandler, RestRequest } from "./dispatcher.js";
 import { writeEventStream } from "./event-stream.js";
+import { pageHeaders } from "./page-headers.js";
 import type { ProcedureRoute } from "./procedures.js";
 
 /**
@@ -14,12 +15,13 @@ import type { ProcedureRoute } from "./procedures.js";
  * derives from the result; a versioned resource's ETag, and 304 for a GET
  * that already has it.
  */
-function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown, input: unknown) {
+function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown, input: unknown, ctx: Context) {
   const { successStatus = 200, location, responseHeaders, otherSuccess } = route.meta;
   const status = otherSuccess?.when(data, input) ? otherSuccess.status : successStatus;
   let headers: Headers | undefined;
   if (location && status === 201) headers = { Location: location(data as Parameters<typeof location>[0]) };
   if (responseHeaders && data !== null) headers = { ...headers, ...responseHeaders(data, input) };
+  if (ctx.page) headers = { ...headers, ...pageHeaders(request.req.url ?? "", ctx.page) };
   const etag = etagHeader(route, data);
   if (etag) headers = { ...headers, ...etag };
   if (status === 200 && notModified(request, etag)) return sendEmpty(request.res, 304, etag);
@@ -63,7 +65,7 @@ export function restResource(routes: ProcedureRoute[], deps: AppDeps): PathHandl
         if (route.meta.stream === "sse") {
           await writeEventStream(request.res, await route.invoke(ctx, input, leave.signal), leave);
         } else {
-          writeSuccess(request, route, await route.invoke(ctx, input, leave.signal), input);
+          writeSuccess(request, route, await route.invoke(ctx, input, leave.signal), input, ctx);
         }
       } catch (error) {
         const appError = reportedError(error, request.log, request.requestId);
