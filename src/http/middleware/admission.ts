@@ -29,6 +29,9 @@ export interface LoadLimits {
  */
 const defaultInFlight: Record<Provider, number> = { postgresql: 20, sqlite: 8 };
 
+/** The client left (its body never came, or it hung up while waiting): its response will never close again. */
+const gone = (res: ServerResponse) => res.destroyed || !res.socket || res.socket.destroyed;
+
 const overloaded = () =>
   new AppError("unavailable", "The service is overloaded; retry shortly", undefined, { "Retry-After": "1" });
 
@@ -74,7 +77,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
     // The slot goes to the longest waiter still there.
     for (let waiter = line.shift(); waiter; waiter = line.shift()) {
       clearTimeout(waiter.timer);
-      if (waiter.res.destroyed) continue;
+      if (gone(waiter.res)) continue;
       enter(waiter.res);
       waiter.admitted(undefined);
       return;
@@ -96,7 +99,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
   return {
     /** Counts the request in until its response closes, once a slot is free; or the refusal. */
     admit(res: ServerResponse): Admission {
-      if (lagging) return overloaded();
+      if (lagging || gone(res)) return overloaded();
       if (inFlight < maxInFlight && line.length === 0) {
         enter(res);
         return undefined;
@@ -109,7 +112,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
      * its own bound instead, until its response closes.
      */
     admitLongPoll(res: ServerResponse): AppError | undefined {
-      if (longPolls >= limits.maxLongPolls) return overloaded();
+      if (longPolls >= limits.maxLongPolls || gone(res)) return overloaded();
       longPolls++;
       res.once("close", () => {
         longPolls--;
