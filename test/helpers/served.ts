@@ -13,7 +13,13 @@ import { createTestDatabase } from "./databases.js";
  */
 export async function startServedApp(env: Record<string, string>): Promise<TestApp & { port: number }> {
   const database = await createTestDatabase(inject("templateDatabase"));
-  const config = loadConfig({ SEED_SAMPLE_DATA: "false", ...env, DATABASE_URL: database.url });
+  // No shedding on event-loop lag, as in ./app.ts.
+  const config = loadConfig({
+    SEED_SAMPLE_DATA: "false",
+    MAX_EVENT_LOOP_DELAY_MS: "600000",
+    ...env,
+    DATABASE_URL: database.url,
+  });
   const shutdown = new AbortController();
   const app = createApp({ db: database.db, config, logger: createLogger("silent"), shutdown: shutdown.signal });
   const server = createHttpServer(app, config.server);
