@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { AppError } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { sampleError } from "./error-sampling.js";
 import { appErrorOf, restError } from "./errors.js";
 
 /** Headers a response is written with; `X-Request-Id` is already on the response. */
@@ -24,12 +25,19 @@ export function sendEmpty(res: ServerResponse, status: number, headers?: Headers
 }
 
 /**
- * The error as the AppError it stands for, logged with its cause when it was
- * unexpected (the client only ever sees the catalogue's text for it).
+ * The error as the AppError it stands for, logged with its cause (one line,
+ * its stack within) when it was unexpected; the client only ever sees the
+ * catalogue's text for it. Errors a client caused are not logged here: the
+ * request's access line, at info, carries their status.
  */
 export function reportedError(error: unknown, log: Logger, requestId: string): AppError {
   const appError = appErrorOf(error);
-  if (appError.kind === "internal_error") log.error({ request_id: requestId, err: error }, "unexpected error");
+  if (appError.kind !== "internal_error") return appError;
+  const { log: logIt, suppressed } = sampleError(error);
+  if (logIt) {
+    const extra = suppressed > 0 ? { similar_suppressed: suppressed } : {};
+    log.error({ request_id: requestId, err: error, ...extra }, "unexpected error");
+  }
   return appError;
 }
 

@@ -15,7 +15,15 @@ export interface ServiceProcess {
 export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: projectRoot,
-    env: { ...process.env, PORT: "0", LOG_LEVEL: "info", SEED_SAMPLE_DATA: "false", ...env },
+    // No shedding on event-loop lag (see ./app.ts).
+    env: {
+      ...process.env,
+      PORT: "0",
+      LOG_LEVEL: "info",
+      SEED_SAMPLE_DATA: "false",
+      MAX_EVENT_LOOP_DELAY_MS: "600000",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

@@ -1,5 +1,4 @@
 import type { ServerResponse } from "node:http";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { Provider } from "../../db/index.js";
 import { AppError } from "../../errors.js";
 import { loadShed } from "../../metrics/registry.js";
@@ -11,14 +10,34 @@ export interface LoadLimits {
   maxQueued: number;
   /** How long a request may wait for a slot before it is refused. */
   maxQueueMs: number;
-  /**
-   * Event-loop delay (median over the last second) beyond which new requests
-   * are refused: a loop that is late all the time, not one long task (a
-   * first request warming up) that is already over.
-   */
+  /** Event-loop delay beyond which, seen twice in a row, new requests are refused. */
   maxEventLoopDelayMs: number;
   /** Long polls waiting at once; they hold no request slot. */
   maxLongPolls: number;
+}
+
+/** How often the event loop's punctuality is checked. */
+const lagTickMs = 50;
+
+/**
+ * Whether the event loop is late all the time: the last two checks each came
+ * more than `maxDelayMs` late. A process busy parsing more requests than it
+ * can serve is late on every turn, and requests wait in its sockets where no
+ * count of slots can see them; refusing new ones then is what keeps the
+ * admitted ones fast. A single long task (a first request warming up) is
+ * one late check, not overload.
+ */
+function eventLoopLag(maxDelayMs: number) {
+  let lateTicks = 0;
+  let expected = performance.now() + lagTickMs;
+  const tick = () => {
+    const now = performance.now();
+    lateTicks = now - expected > maxDelayMs ? lateTicks + 1 : 0;
+    expected = now + lagTickMs;
+    setTimeout(tick, lagTickMs).unref();
+  };
+  setTimeout(tick, lagTickMs).unref();
+  return { lagging: () => lateTicks >= 2 };
 }
 
 /**
@@ -29,6 +48,9 @@ export interface LoadLimits {
  * so a few requests at once keep both busy and more would only wait.
  */
 const defaultInFlight: Record<Provider, number> = { postgresql: 20, sqlite: 8 };
+
+/** The client left (its body never came, or it hung up while waiting): its response will never close again. */
+const gone = (res: ServerResponse) => res.destroyed || !res.socket || res.socket.destroyed;
 
 const overloaded = () =>
   new AppError("unavailable", "The service is overloaded; retry shortly", undefined, { "Retry-After": "1" });
@@ -63,14 +85,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
   let inFlight = 0;
   let longPolls = 0;
   const line: Waiter[] = [];
-  let lagging = false;
-  const delay = monitorEventLoopDelay({ resolution: 20 });
-  delay.enable();
-  const sampler = setInterval(() => {
-    lagging = delay.percentile(50) / 1e6 > limits.maxEventLoopDelayMs;
-    delay.reset();
-  }, 1000);
-  sampler.unref();
+  const lag = eventLoopLag(limits.maxEventLoopDelayMs);
 
   const enter = (res: ServerResponse) => {
     inFlight++;
@@ -81,7 +96,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
     // The slot goes to the longest waiter still there.
     for (let waiter = line.shift(); waiter; waiter = line.shift()) {
       clearTimeout(waiter.timer);
-      if (waiter.res.destroyed) continue;
+      if (gone(waiter.res)) continue;
       enter(waiter.res);
       waiter.admitted(undefined);
       return;
@@ -103,7 +118,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
   return {
     /** Counts the request in until its response closes, once a slot is free; or the refusal. */
     admit(res: ServerResponse): Admission {
-      if (lagging) return shed();
+      if (lag.lagging() || gone(res)) return shed();
       if (inFlight < maxInFlight && line.length === 0) {
         enter(res);
         return undefined;
@@ -116,7 +131,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
      * its own bound instead, until its response closes.
      */
     admitLongPoll(res: ServerResponse): AppError | undefined {
-      if (longPolls >= limits.maxLongPolls) return shed();
+      if (longPolls >= limits.maxLongPolls || gone(res)) return shed();
       longPolls++;
       res.once("close", () => {
         longPolls--;

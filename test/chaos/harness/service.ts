@@ -105,6 +105,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       ...process.env,
       NODE_ENV: "production",
       JWT_SECRET: randomBytes(32).toString("hex"),
+      WEBHOOK_SECRETS_KEY: randomBytes(32).toString("hex"),
       LOG_LEVEL: "info",
       SEED_SAMPLE_DATA: "false",
       ...options.env,
