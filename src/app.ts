@@ -16,6 +16,7 @@ import { RouteTable } from "./http/rest/table.js";
 import { tokenRouter, tokenRoutes } from "./http/token.js";
 import { trpcHandler } from "./http/trpc.js";
 import { createLimits, type Limits } from "./limits/index.js";
+import { documentRateLimits } from "./limits/openapi.js";
 import { limitedPath } from "./limits/rest.js";
 import { unmatchedRoute } from "./metrics/http.js";
 import { operationsRoutes } from "./operations/routes.js";
@@ -26,10 +27,14 @@ export const version = packageJson.version;
 
 /**
  * The document /openapi.json serves (`npm run openapi:document` writes the same one): what each
- * operation requires follows AUTH_POLICY; the data versions follow their settings.
+ * operation requires follows AUTH_POLICY; the data versions follow their settings; the 429s and
+ * RateLimit fields appear when RATE_LIMIT_PER_MINUTE is on.
  */
 export const openApiDocument = (config: Config) =>
-  documentVersionedRoutes(buildOpenApiDocument(appRouter, version, tokenPaths, config.authPolicy), appRouter, config);
+  documentRateLimits(
+    documentVersionedRoutes(buildOpenApiDocument(appRouter, version, tokenPaths, config.authPolicy), appRouter, config),
+    config.rateLimitPerMinute,
+  );
 
 /**
  * Every REST path of the router, compiled once: the versioned data routes

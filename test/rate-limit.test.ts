@@ -2,6 +2,7 @@
 // RateLimit fields on every counted response, 429 in each route's format, the
 // calls of a tRPC batch counted one each, TRUST_PROXY for the address.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { bearer, createUser, tokenFor } from "./helpers/auth.js";
 
@@ -180,5 +181,55 @@ describe("TRUST_PROXY", () => {
     }
     // Trusted hops are walked past: behind two loopback proxies it is still the same client.
     retryAfterOf(await app.request("/agents", { headers: { "x-forwarded-for": `${client}, 127.0.0.1` } }));
+  });
+});
+
+describe("RATE_LIMIT_PER_MINUTE and TRUST_PROXY settings", () => {
+  it.each([
+    ["TRUST_PROXY", "proxy.example.com"],
+    ["TRUST_PROXY", "10.0.0.0/33"],
+    ["RATE_LIMIT_PER_MINUTE", "-1"],
+    ["RATE_LIMIT_PER_MINUTE", "ten"],
+  ])("refuses %s=%s with one line naming it", (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name} \\S`));
+  });
+
+  it("reads hop counts, lists and names as express does", () => {
+    const trust = (setting: string) => loadConfig({ TRUST_PROXY: setting }).trustProxy;
+    expect(trust("2")?.("203.0.113.1", 1)).toBe(true);
+    expect(trust("2")?.("203.0.113.1", 2)).toBe(false);
+    expect(trust("loopback, 10.0.0.0/8")?.("10.1.2.3", 0)).toBe(true);
+    expect(trust("loopback, 10.0.0.0/8")?.("203.0.113.1", 0)).toBe(false);
+    expect(trust("true")?.("203.0.113.1", 9)).toBe(true);
+    expect(trust("false")?.("127.0.0.1", 0)).toBe(false);
+    expect(loadConfig({}).trustProxy).toBeUndefined();
+    expect(loadConfig({}).rateLimitPerMinute).toBe(0);
+  });
+});
+
+describe("the document with RATE_LIMIT_PER_MINUTE on", () => {
+  type Operation = { responses: Record<string, { $ref?: string; headers?: Record<string, unknown> }> };
+  let paths: Record<string, Record<string, Operation>>;
+  beforeAll(async () => {
+    paths = ((await (await app.request("/openapi.json")).json()) as { paths: typeof paths }).paths;
+  });
+  const limitHeaders = {
+    "RateLimit-Policy": { $ref: "#/components/headers/RateLimitPolicy" },
+    RateLimit: { $ref: "#/components/headers/RateLimit" },
+  };
+
+  it("documents the 429 of every counted operation in its format, and the fields on its successes", () => {
+    const listAgents = paths["/agents"]?.get as Operation;
+    expect(listAgents.responses["429"]).toEqual({ $ref: "#/components/responses/RateLimited" });
+    expect(listAgents.responses["200"]?.headers).toMatchObject(limitHeaders);
+    expect(paths["/v1/pqp"]?.get?.responses["429"]).toEqual({ $ref: "#/components/responses/V1RateLimited" });
+    expect(paths["/v2/pqp"]?.get?.responses["429"]).toEqual({ $ref: "#/components/responses/V2RateLimited" });
+  });
+
+  it("documents no limit where nothing is counted", () => {
+    expect(paths["/health"]?.get?.responses["429"]).toBeUndefined();
+    expect(paths["/token"]?.post?.responses["429"]).toEqual({ $ref: "#/components/responses/TooManyRequests" });
+    expect(paths["/token"]?.post?.responses["200"]?.headers).not.toHaveProperty("RateLimit");
   });
 });
