@@ -49,7 +49,7 @@ function request(path: string, filter: ListFilter): string {
 
 /** Whether a plan reads through indexes in the list's order: no sort, no full scan. */
 function indexServed(plan: string): boolean {
-  return !/TEMP B-TREE|SCAN (agents|tasks|agent_metadata|task_metadata)\b(?! USING)|\bSort\b|Seq Scan/.test(plan);
+  return !/TEMP B-TREE|\bSCAN \w+$|\bSort\b|Seq Scan/m.test(plan);
 }
 
 async function plans(ctx: Context, url: string, taskAgent: string) {
