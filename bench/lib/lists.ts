@@ -93,7 +93,12 @@ export async function listsBench(ctx: Context): Promise<string[]> {
   log(`${dbs.provider} lists: seeding ${listRows} agents and ${listRows} tasks with metadata`);
   const seeding = Date.now();
   await seedLists(dbs.provider, url);
-  const seedSeconds = (Date.now() - seeding) / 1000;
+  return listsBenchOn(ctx, url, (Date.now() - seeding) / 1000);
+}
+
+/** (k), (l) and the plans on a database `seedLists` filled. */
+export async function listsBenchOn(ctx: Context, url: string, seedSeconds: number): Promise<string[]> {
+  const { dbs, options, log } = ctx;
   const { deep, taskAgent } = await listLandmarks(dbs.provider, url, listRows - 1000);
   const idsFile = join(dbs.dir, "lists-ids.json");
   writeFileSync(idsFile, "[]");

@@ -41,7 +41,9 @@ export async function explain(provider: Provider, url: string, statement: Statem
     db.close();
     return rows.map((row) => row.detail).join("\n");
   }
-  const sql = `PREPARE bench_plan AS ${statement.postgresql}; EXPLAIN EXECUTE bench_plan(${args.map(literal).join(", ")})`;
+  // EXECUTE takes no parentheses when the statement has no parameters (an unfiltered count).
+  const values = args.length > 0 ? `(${args.map(literal).join(", ")})` : "";
+  const sql = `PREPARE bench_plan AS ${statement.postgresql}; EXPLAIN EXECUTE bench_plan${values}`;
   const results = (await adminQuery(sql, url)) as unknown as { rows: { "QUERY PLAN": string }[] }[];
   return (results[1]?.rows ?? []).map((row) => row["QUERY PLAN"]).join("\n");
 }
