@@ -87,7 +87,7 @@ async function plans(ctx: Context, url: string, taskAgent: string) {
 
 /** (k) and (l) against the first page, then the plans; returns the report's notes. */
 export async function listsBench(ctx: Context): Promise<string[]> {
-  const { dbs, options, log } = ctx;
+  const { dbs, log } = ctx;
   const url = await dbs.fresh("lists");
   await migrateDatabase(url);
   log(`${dbs.provider} lists: seeding ${listRows} agents and ${listRows} tasks with metadata`);
