@@ -8,6 +8,7 @@ import { parseOptions } from "./lib/args.js";
 import { adminQuery, benchDatabases, type Provider } from "./lib/databases.js";
 import { growthReport } from "./lib/growth.js";
 import { leaseBench } from "./lib/leases.js";
+import { listsBench, listsWanted } from "./lib/lists.js";
 import { listQueryPlans } from "./lib/plans.js";
 import { profileScenarios } from "./lib/profile-run.js";
 import { machine, type ProviderReport, renderReport } from "./lib/report.js";
@@ -29,7 +30,9 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
     // (h) has its own data: one agent with 10,000 ready tasks.
     const withLeases = options.scenarios.length === 0 || options.scenarios.includes("h");
     const leases = () => (withLeases && !options.profile ? leaseBench({ dbs, options, logFile, log }) : undefined);
-    if (options.scenarios.length > 0 && options.scenarios.every((key) => key === "h")) {
+    // (k) and (l) have their own million rows (bench/lib/lists.ts).
+    if (listsWanted(options)) notes.push(...(await listsBench({ dbs, options, logFile, log })));
+    if (options.scenarios.length > 0 && options.scenarios.every((key) => ["h", "k", "l"].includes(key))) {
       return { provider, rows: [], notes, exitCodes: [], growth: [], plans: [], profiles: [], leases: await leases() };
     }
     // One database seeded through the API; every run gets a fresh copy of it.

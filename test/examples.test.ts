@@ -75,16 +75,25 @@ describe("the REST client example", { timeout: 120_000 }, () => {
 
   it("creates, reads, lists, replaces and deletes an agent", async () => {
     const lines = await runExample("examples/rest-client.ts");
-    expect(lines.map(([label]) => label)).toEqual(["created", "read", "listed", "replaced", "deleted", "missing"]);
+    expect(lines.map(([label]) => label)).toEqual([
+      "created",
+      "read",
+      "listed",
+      "total",
+      "replaced",
+      "deleted",
+      "missing",
+    ]);
     const [location, createdJson] = (lines[0]?.[1] ?? "").split(" ");
     const created = JSON.parse(createdJson as string) as { id: string };
     expect(created).toMatchObject({ id: expect.stringMatching(uuid), name: "Scout", type: "worker", status: "idle" });
     expect(location).toBe(`/agents/${created.id}`);
     expect(JSON.parse(lines[1]?.[1] as string)).toEqual(created);
     expect(JSON.parse(lines[2]?.[1] as string)).toEqual([created.id]);
-    expect(JSON.parse(lines[3]?.[1] as string)).toMatchObject({ id: created.id, name: "Lead", type: "supervisor" });
-    expect(lines[4]?.[1]).toBe("204");
-    expect(lines[5]?.[1]).toBe('404 {"detail":"Agent not found"}');
+    expect(lines[3]?.[1]).toBe("1");
+    expect(JSON.parse(lines[4]?.[1] as string)).toMatchObject({ id: created.id, name: "Lead", type: "supervisor" });
+    expect(lines[5]?.[1]).toBe("204");
+    expect(lines[6]?.[1]).toBe('404 {"detail":"Agent not found"}');
     expect((await app.request(`/agents/${created.id}`)).status).toBe(404);
   });
 });

@@ -3,6 +3,7 @@
 // request gives them.
 import Database from "better-sqlite3";
 import type { Arg, Statement } from "../../src/db/index.js";
+import { postgresArg, sqliteArg } from "../../src/db/values.js";
 import { agentList } from "../../src/services/agent-rows.js";
 import { type ListFilter, listStatement } from "../../src/services/list-statements.js";
 import { adminQuery, type Provider } from "./databases.js";
@@ -24,20 +25,25 @@ const lists: [string, Statement, Arg[]][] = [
   ["GET /agents?status=idle&skip=9000&limit=100", ...agents({ status: "idle", skip: 9000 })],
 ];
 
-const literal = (value: Arg) => (typeof value === "number" ? String(value) : `'${String(value).replace(/'/g, "''")}'`);
+const literal = (value: Arg) => {
+  const sent = postgresArg(value);
+  return typeof sent === "number" ? String(sent) : `'${String(sent).replace(/'/g, "''")}'`;
+};
 const oneLine = (sql: string) => sql.replace(/\s+/g, " ").trim();
 
-async function explain(provider: Provider, url: string, statement: Statement, args: Arg[]): Promise<string> {
+export async function explain(provider: Provider, url: string, statement: Statement, args: Arg[]): Promise<string> {
   if (provider === "sqlite") {
     const db = new Database(url.replace(/^file:/, ""), { readonly: true });
     const order = statement.sqliteOrder ?? args.map((_, i) => i);
     const rows = db
       .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${statement.sqlite}`)
-      .all(...order.map((i) => args[i]));
+      .all(...order.map((i) => sqliteArg(args[i])));
     db.close();
     return rows.map((row) => row.detail).join("\n");
   }
-  const sql = `PREPARE bench_plan AS ${statement.postgresql}; EXPLAIN EXECUTE bench_plan(${args.map(literal).join(", ")})`;
+  // EXECUTE takes no parentheses when the statement has no parameters (an unfiltered count).
+  const values = args.length > 0 ? `(${args.map(literal).join(", ")})` : "";
+  const sql = `PREPARE bench_plan AS ${statement.postgresql}; EXPLAIN EXECUTE bench_plan${values}`;
   const results = (await adminQuery(sql, url)) as unknown as { rows: { "QUERY PLAN": string }[] }[];
   return (results[1]?.rows ?? []).map((row) => row["QUERY PLAN"]).join("\n");
 }

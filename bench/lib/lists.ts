@@ -1,0 +1,152 @@
+// Scenarios (k) and (l) and the query plan of every list shape, on a million
+// agents and a million tasks with metadata (bench/lib/lists-data.ts).
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { migrateDatabase } from "../../src/db/migrations.js";
+import { encodeCursor } from "../../src/schemas/lists.js";
+import { agentList } from "../../src/services/agent-rows.js";
+import { countStatement, type ListFilter, type ListSource, listStatement } from "../../src/services/list-statements.js";
+import { taskList } from "../../src/services/task-rows.js";
+import type { BenchOptions } from "./args.js";
+import type { BenchDatabases } from "./databases.js";
+import { listLandmarks, listRows, seedLists } from "./lists-data.js";
+import { measure } from "./load.js";
+import { explain } from "./plans.js";
+import { root, startService } from "./targets.js";
+
+interface Context {
+  dbs: BenchDatabases;
+  options: BenchOptions;
+  logFile: string;
+  log: (line: string) => void;
+}
+
+const base: ListFilter = { skip: 0, limit: 100, order: "asc", include_total: false };
+const sample = encodeCursor({ createdAt: "2026-01-01T00:05:00.000Z", id: "80000000-0000-4000-8000-000000000000" });
+
+/** Every shape: status or not, 0–2 metadata pairs, created_after or not, a cursor or not, both orders. */
+function shapes(scopeId?: string): ListFilter[] {
+  const filters: ListFilter[] = [];
+  for (const status of [undefined, "running"])
+    for (const metadata of [undefined, { tier: "gold" }, { tier: "gold", shard: "0" }] as ListFilter["metadata"][])
+      for (const created_after of [undefined, "2026-01-01T00:01:00.000Z"])
+        for (const after of [undefined, sample])
+          for (const order of ["asc", "desc"] as const)
+            filters.push({ ...base, scopeId, status, metadata, created_after, after, order });
+  return filters;
+}
+
+function request(path: string, filter: ListFilter): string {
+  const query = [
+    filter.status && `status=${filter.status}`,
+    ...Object.entries(filter.metadata ?? {}).map(([key, value]) => `metadata[${key}]=${value}`),
+    filter.created_after && `created_after=${filter.created_after}`,
+    filter.after && "after=…",
+    filter.order === "desc" && "order=desc",
+  ].filter(Boolean);
+  return `GET ${path}?${[...query, "limit=100"].join("&")}`;
+}
+
+/** Whether a plan reads through indexes in the list's order: no sort, no full scan. */
+function indexServed(plan: string): boolean {
+  return !/TEMP B-TREE|\bSCAN \w+$|\bSort\b|Seq Scan/m.test(plan);
+}
+
+async function plans(ctx: Context, url: string, taskAgent: string) {
+  const lines: string[] = [];
+  let served = 0;
+  let total = 0;
+  const sources: [string, ListSource, string | undefined][] = [
+    ["/agents", agentList, undefined],
+    ["/agents/{id}/tasks", taskList, taskAgent],
+  ];
+  for (const [path, source, scopeId] of sources) {
+    for (const filter of shapes(scopeId)) {
+      for (const [what, { statement, args }] of [
+        ["page", listStatement(source, filter)],
+        ["count", countStatement(source, filter)],
+      ] as const) {
+        if (what === "count" && (filter.after || filter.order === "desc")) continue;
+        const plan = await explain(ctx.dbs.provider, url, statement, args);
+        const ok = what === "count" || indexServed(plan);
+        total++;
+        if (ok) served++;
+        lines.push(
+          `### ${request(path, filter)}${what === "count" ? " (X-Total-Count)" : ""}${ok ? "" : " — NOT INDEX-SERVED"}`,
+          "",
+          "```",
+          plan,
+          "```",
+          "",
+        );
+      }
+    }
+  }
+  return { lines, served, total };
+}
+
+/** (k) and (l) against the first page, then the plans; returns the report's notes. */
+export async function listsBench(ctx: Context): Promise<string[]> {
+  const { dbs, log } = ctx;
+  const url = await dbs.fresh("lists");
+  await migrateDatabase(url);
+  log(`${dbs.provider} lists: seeding ${listRows} agents and ${listRows} tasks with metadata`);
+  const seeding = Date.now();
+  await seedLists(dbs.provider, url);
+  return listsBenchOn(ctx, url, (Date.now() - seeding) / 1000);
+}
+
+/** (k), (l) and the plans on a database `seedLists` filled. */
+export async function listsBenchOn(ctx: Context, url: string, seedSeconds: number): Promise<string[]> {
+  const { dbs, options, log } = ctx;
+  const { deep, taskAgent } = await listLandmarks(dbs.provider, url, listRows - 1000);
+  const idsFile = join(dbs.dir, "lists-ids.json");
+  writeFileSync(idsFile, "[]");
+  const scenarios = [
+    ["b", "/agents?limit=100"],
+    ["k", `/agents?limit=100&after=${encodeCursor(deep)}`],
+    ["l", "/agents?metadata[tier]=gold&limit=100"],
+  ] as const;
+  const target = await startService("lists", { databaseUrl: url, logFile: ctx.logFile });
+  const results: Record<string, { rps: number; p50: number; p99: number; cpu: number; errors: number }> = {};
+  try {
+    for (const [key, path] of scenarios) {
+      const loadOptions = { connections: options.connections, duration: options.growthDuration, idsFile };
+      const result = await measure(target, { kind: "path", path }, loadOptions, options.warmup);
+      results[key] = {
+        rps: result.rps,
+        p50: result.p50,
+        p99: result.p99,
+        cpu: result.cpuPerRequest,
+        errors: result.errors,
+      };
+      log(
+        `${dbs.provider} lists (${key}) ${path}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, ${result.cpuPerRequest.toFixed(0)} µs CPU/request`,
+      );
+    }
+  } finally {
+    await target.stop();
+  }
+  const planned = await plans(ctx, url, taskAgent);
+  const file = join(root, `bench/results/lists-plans-${dbs.provider}.md`);
+  writeFileSync(
+    file,
+    [
+      `# List query plans on ${dbs.provider}: ${listRows} agents, ${listRows} tasks`,
+      "",
+      `Every shape of GET /agents and GET /agents/{id}/tasks (the busiest agent, ${Math.round((listRows * 10) / 11)} tasks), as the service prepares it; ${planned.served} of ${planned.total} read through indexes in list order (counts scan their index range).`,
+      "",
+      ...planned.lines,
+    ].join("\n"),
+  );
+  const row = (key: string) => results[key] as (typeof results)[string];
+  const ratio = (a: string, b: string) => (row(b).cpu / row(a).cpu).toFixed(2);
+  return [
+    `(k)/(l) on ${listRows.toLocaleString("en")} agents (seeded in ${seedSeconds.toFixed(0)} s): first page ${row("b").rps.toFixed(0)} req/s (${row("b").cpu.toFixed(0)} µs CPU); (k) deep page by cursor ${row("k").rps.toFixed(0)} req/s (${row("k").cpu.toFixed(0)} µs), CPU ratio ${ratio("b", "k")}× (target ≤ 1.5×); (l) metadata[tier]=gold (1%) ${row("l").rps.toFixed(0)} req/s (${row("l").cpu.toFixed(0)} µs), CPU ratio ${ratio("b", "l")}× (target ≤ 3×); errors ${row("b").errors + row("k").errors + row("l").errors}.`,
+    `List plans: ${planned.served} of ${planned.total} shapes index-served, every plan in bench/results/lists-plans-${dbs.provider}.md.`,
+  ];
+}
+
+/** (k) and (l) run in a full bench, or when named in --scenarios (not under --profile). */
+export const listsWanted = (options: BenchOptions) =>
+  !options.profile && (options.scenarios.length === 0 || options.scenarios.some((key) => key === "k" || key === "l"));
