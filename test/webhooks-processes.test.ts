@@ -87,7 +87,7 @@ describe("webhook delivery across processes", () => {
     await waitUntil(
       "every event to arrive",
       () => expected.every((id) => hook.received.some((request) => request.headers["webhook-id"] === id)),
-      45_000,
+      90_000,
     );
     expect(hook.received.every((request) => request.verifiedBy.length === 1)).toBe(true);
     await waitUntil(
@@ -96,7 +96,7 @@ describe("webhook delivery across processes", () => {
       15_000,
     );
     await second.kill();
-  }, 90_000);
+  }, 240_000);
 
   it.runIf(testProvider === "postgresql")(
     "two instances deliver 1,000 events to one endpoint: none missing, none twice at once",
