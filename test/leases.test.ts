@@ -281,6 +281,19 @@ describe("PATCH /agents/{agent_id}/leases/{lease_id}", () => {
     expect(again.body.expires_at).toBe(plus(again.body.task.updated_at, seconds(600)));
   });
 
+  it("without a duration, renews for the lease's own duration even after the task changed mid-lease", async () => {
+    const agent = await runningAgent(app);
+    const task = await createTask(app, agent.id);
+    const lease = await takeLease(app, agent.id, { duration_seconds: 45 });
+    // Long enough that the time left on the lease is no longer its duration.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await send(app, "PATCH", taskPath(task), { status: "cancelled" })).status).toBe(202);
+    const renewed = await send<LeaseOut>(app, "PATCH", leasePath(agent.id, lease.id), {});
+    expect(renewed.status).toBe(200);
+    expect(renewed.body.task.cancel_requested).toBe(true);
+    expect(renewed.body.expires_at).toBe(plus(renewed.body.task.updated_at, seconds(45)));
+  });
+
   it("is 400 for a bad duration and 404 for a lease that is gone; neither changes anything", async () => {
     const agent = await runningAgent(app);
     const task = await createTask(app, agent.id);

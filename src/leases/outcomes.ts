@@ -52,13 +52,14 @@ export const unexplainedFailure: TaskFailure = {
 
 const iso = (time: Date) => time.toISOString();
 
-/** The row without its lease: the four lease columns are NULL together. */
+/** The row without its lease: the lease columns are NULL together. */
 export const withoutLease = (row: TaskRow): TaskRow => ({
   ...row,
   lease_id: null,
   lease_worker: null,
   lease_created_at: null,
   lease_expires_at: null,
+  lease_duration_seconds: null,
 });
 
 /** Whether `row` holds a lease that has not expired at `now`. */

@@ -31,6 +31,7 @@ const ready = (alias: string) => `${alias}.agent_id = $1 AND ${alias}.status = '
 // The lease, capped at the task's deadline; updated_at moves forward by at least 1 ms, as every write's does.
 const leaseColumns = `status = 'running', lease_id = $3, lease_worker = $4, lease_created_at = $2,
     lease_expires_at = CASE WHEN deadline_at IS NOT NULL AND deadline_at < $5 THEN deadline_at ELSE $5 END,
+    lease_duration_seconds = $6,
     version = version + 1`;
 
 export const leaseStatements = {
@@ -41,21 +42,21 @@ export const leaseStatements = {
    * PostgreSQL: the row is locked with SKIP LOCKED, so concurrent claims, on
    * any instance, each take a different task without waiting for one another.
    */
-  claim: statement<TaskRow, [agentId: string, now: Date, leaseId: string, worker: string | null, expiresAt: Date]>(
-    "leases_claim",
-    {
-      sqlite: `UPDATE tasks SET ${leaseColumns},
+  claim: statement<
+    TaskRow,
+    [agentId: string, now: Date, leaseId: string, worker: string | null, expiresAt: Date, durationSeconds: number]
+  >("leases_claim", {
+    sqlite: `UPDATE tasks SET ${leaseColumns},
         updated_at = MAX($2, strftime('%Y-%m-%dT%H:%M:%f+00:00', updated_at, '+0.001 seconds'))
       WHERE id = (SELECT t.id FROM tasks t INDEXED BY ${nextIndex} WHERE ${ready("t")})
       RETURNING ${taskColumns}`,
-      postgresql: `WITH next AS (
+    postgresql: `WITH next AS (
         SELECT t.id AS next_id FROM tasks t WHERE ${ready("t")} FOR UPDATE OF t SKIP LOCKED)
       UPDATE tasks SET ${leaseColumns},
         updated_at = GREATEST($2::timestamp, tasks.updated_at + interval '1 millisecond')
       FROM next WHERE tasks.id = next.next_id
       RETURNING ${taskColumns}`,
-    },
-  ),
+  }),
   /** The task holding lease `leaseId` (tasks_lease_id_key), under its agent. */
   byLease: statement<TaskRow, [leaseId: string, agentId: string]>(
     "leases_by_id",

@@ -3,7 +3,7 @@ import type { Database, Queryable, Tx } from "../db/index.js";
 import { AppError, notFound } from "../errors.js";
 import { recordEvents } from "../events/outbox.js";
 import { isUuid } from "../schemas/common.js";
-import { type LeaseCreateBody, type LeaseOut, leaseDurations } from "../schemas/leases.js";
+import type { LeaseCreateBody, LeaseOut } from "../schemas/leases.js";
 import { agentNotFound } from "../services/agents.js";
 import { changesOf, lostRace, nextUpdatedAt, retryLostRaces } from "../services/conditional-update.js";
 import { type TaskRow, taskChangeFields, taskStatements, toTask, updateArgs } from "../services/task-rows.js";
@@ -44,7 +44,14 @@ async function claim(db: Database, agentId: string, request: LeaseCreateBody): P
   const now = new Date();
   const expiresAt = new Date(now.getTime() + request.duration_seconds * 1000);
   const lease = await db.transaction(async (tx) => {
-    const row = await tx.get(leaseStatements.claim, [agentId, now, randomUUID(), request.worker ?? null, expiresAt]);
+    const row = await tx.get(leaseStatements.claim, [
+      agentId,
+      now,
+      randomUUID(),
+      request.worker ?? null,
+      expiresAt,
+      request.duration_seconds,
+    ]);
     if (!row) return undefined;
     const leased = toLease(row);
     const { task } = leased;
@@ -122,9 +129,8 @@ export const leasesService = {
 
   /**
    * Extends the lease to now + `durationSeconds` (never past the task's
-   * deadline). Without a duration, the lease's own: the length of its
-   * current term, which is the duration it was created or last renewed with
-   * (expires_at − the time of that write, unless the task was changed since).
+   * deadline). Without a duration, the lease's own: the duration it was
+   * created or last renewed with.
    */
   async renew(db: Database, agentId: string, leaseId: string, durationSeconds?: number): Promise<LeaseOut> {
     if (!isUuid(agentId)) throw agentNotFound();
@@ -134,8 +140,12 @@ export const leasesService = {
         const before = await liveLease(tx, agentId, leaseId, now);
         if (!before) throw await missing(tx, agentId);
         const updatedAt = nextUpdatedAt(before.updated_at);
-        const seconds = durationSeconds ?? termOf(before);
-        const after = { ...before, lease_expires_at: leaseEnd(before, updatedAt, seconds).toISOString() };
+        const seconds = durationSeconds ?? (before.lease_duration_seconds as number);
+        const after = {
+          ...before,
+          lease_expires_at: leaseEnd(before, updatedAt, seconds).toISOString(),
+          lease_duration_seconds: seconds,
+        };
         return write(tx, before, after, updatedAt);
       }),
     );
@@ -155,9 +165,3 @@ export const leasesService = {
     );
   },
 };
-
-/** The length of the lease's current term, in whole seconds, within the durations a request may ask for. */
-function termOf(row: TaskRow): number {
-  const seconds = Math.round((Date.parse(row.lease_expires_at as string) - Date.parse(row.updated_at)) / 1000);
-  return Math.min(Math.max(seconds, leaseDurations.min), leaseDurations.max);
-}

@@ -68,10 +68,11 @@ async function settle(db: Database, { id, agent_id: agentId }: DueRow, policy: R
   return retryLostRaces("Task", () =>
     db.transaction(async (tx) => {
       const row = await tx.get(taskStatements.get, [id, agentId]);
-      const now = new Date();
-      const due = row && settlement(row, now, policy);
-      if (!row || !due) return false;
+      if (!row) return false;
+      // The write's own time is the settlement's "now", so a retry's run_at is exactly updated_at + the delay.
       const updatedAt = nextUpdatedAt(row.updated_at);
+      const due = settlement(row, updatedAt, policy);
+      if (!due) return false;
       const before = toTask(row);
       const changes = changesOf(before, toTask(due.row), taskChangeFields);
       const written = await tx.get(taskStatements.update, updateArgs(due.row, updatedAt, row.version));

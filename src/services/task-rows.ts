@@ -22,6 +22,8 @@ export interface TaskRow {
   lease_worker: string | null;
   lease_created_at: string | null;
   lease_expires_at: string | null;
+  /** The duration the lease was taken or last renewed with: a renewal's default. */
+  lease_duration_seconds: number | null;
   cancel_requested: boolean;
   error: string | null;
   version: number;
@@ -30,7 +32,7 @@ export interface TaskRow {
 
 export const taskColumns = `id, agent_id, title, description, priority, status, input, result, created_at, updated_at,
   max_attempts, attempts, run_at, deadline_at, lease_id, lease_worker, lease_created_at, lease_expires_at,
-  cancel_requested, error, version, metadata`;
+  lease_duration_seconds, cancel_requested, error, version, metadata`;
 
 // JSON is stored as the text the client's value serialises to, so it comes
 // back exactly as sent (key order included); JSON null is stored as NULL.
@@ -133,7 +135,8 @@ export const taskStatements = {
     `UPDATE tasks SET title = $1, description = $2, priority = $3, status = $4, result = $5, updated_at = $6,
        version = version + 1,
        max_attempts = $10, attempts = $11, run_at = $12, deadline_at = $13, lease_id = $14, lease_worker = $15,
-       lease_created_at = $16, lease_expires_at = $17, cancel_requested = $18, error = $19
+       lease_created_at = $16, lease_expires_at = $17, cancel_requested = $18, error = $19,
+       lease_duration_seconds = $20
      WHERE id = $7 AND agent_id = $8 AND version = $9 RETURNING ${taskColumns}`,
   ),
   delete: statement<TaskRow, [id: string, agentId: string]>(
@@ -158,6 +161,7 @@ type RunningColumns = [
   leaseExpiresAt: Date | null,
   cancelRequested: boolean,
   error: string | null,
+  leaseDurationSeconds: number | null,
 ];
 
 // Timestamps go back as Dates, so each database stores them in its own (Prisma's) form.
@@ -185,6 +189,7 @@ export const updateArgs = (row: TaskRow, updatedAt: Date, version: number) =>
     dateOf(row.lease_expires_at),
     row.cancel_requested,
     row.error,
+    row.lease_duration_seconds,
   ] as const;
 
 /** The fields of a Task whose changes an update event lists (updated_at and version change with every write). */
