@@ -61,14 +61,19 @@ async function endpoint(delayMs: number): Promise<Endpoint> {
   return ep;
 }
 
-async function post(url: string, path: string, body: unknown) {
-  const res = await fetch(`${url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (res.status !== 201) throw new Error(`(j): POST ${path} answered ${res.status}`);
-  await res.arrayBuffer();
+/** A setup request; a 503 (load shed while deliveries run) is tried again after its Retry-After. */
+async function post(url: string, path: string, body: unknown): Promise<void> {
+  for (;;) {
+    const res = await fetch(`${url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    await res.arrayBuffer();
+    if (res.status === 201) return;
+    if (res.status !== 503) throw new Error(`(j): POST ${path} answered ${res.status}`);
+    await new Promise((resolve) => setTimeout(resolve, Number(res.headers.get("retry-after") ?? 1) * 1000));
+  }
 }
 
 const mixOptions = (ctx: Context) => ({
