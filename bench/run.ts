@@ -15,6 +15,7 @@ import { machine, type ProviderReport, renderReport } from "./lib/report.js";
 import { runRounds } from "./lib/rounds.js";
 import { dataGroupPaths, markRunning, seedAgents } from "./lib/seed.js";
 import { root, startService } from "./lib/targets.js";
+import { webhookBench } from "./lib/webhooks.js";
 
 const options = parseOptions(process.argv.slice(2));
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -58,6 +59,21 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
 
     const status = patched ? "running" : "idle";
     const context = { dbs, template, idsFile, status, groups, options, logFile, log };
+    // (j) runs on the seeded data, beside the others or alone (--scenarios j).
+    const withWebhooks = options.scenarios.length === 0 || options.scenarios.includes("j");
+    const webhooks = () => (withWebhooks && !options.profile ? webhookBench(context) : undefined);
+    if (options.scenarios.length > 0 && options.scenarios.every((key) => key === "j")) {
+      return {
+        provider,
+        rows: [],
+        notes,
+        exitCodes: [],
+        growth: [],
+        plans: [],
+        profiles: [],
+        webhooks: await webhooks(),
+      };
+    }
     if (options.profile) {
       const profiles = await profileScenarios(context, join(root, "bench/results/profiles"));
       return { provider, rows: [], notes, exitCodes: [], growth: [], plans: [], profiles };
@@ -65,7 +81,17 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
     const { rows, exitCodes } = await runRounds(context);
     const growth = options.growth ? await growthReport({ dbs, options, logFile, log }) : { rows: [], url: undefined };
     const plans = growth.url ? await listQueryPlans(provider, growth.url) : [];
-    return { provider, rows, notes, exitCodes, growth: growth.rows, plans, profiles: [], leases: await leases() };
+    return {
+      provider,
+      rows,
+      notes,
+      exitCodes,
+      growth: growth.rows,
+      plans,
+      profiles: [],
+      leases: await leases(),
+      webhooks: await webhooks(),
+    };
   } finally {
     await dbs.cleanup();
   }

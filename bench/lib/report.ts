@@ -4,6 +4,7 @@ import type { QueryPlan } from "./plans.js";
 import type { ProfileSummary } from "./profile.js";
 import { reportOrder } from "./scenarios.js";
 import type { Summary } from "./stats.js";
+import { type WebhookBench, webhookReport } from "./webhooks.js";
 
 export interface ScenarioRow {
   key: string;
@@ -30,6 +31,8 @@ export interface ProviderReport {
   profiles: ProfileSummary[];
   /** Scenario (h), when it ran. */
   leases?: LeaseBench;
+  /** Scenario (j), when it ran. */
+  webhooks?: WebhookBench;
 }
 
 const f = (value: number | undefined, digits = 0) => (value === undefined ? "–" : value.toFixed(digits));
@@ -87,7 +90,7 @@ export function renderReport(reports: ProviderReport[], header: string[]): strin
     out.push(`## ${r.provider}`, "");
     if (rows.length === 0) {
       // Only (h) ran.
-      out.push(...leaseReport(r.leases));
+      out.push(...leaseReport(r.leases), ...webhookReport(r.webhooks));
       continue;
     }
     out.push(
@@ -105,7 +108,7 @@ export function renderReport(reports: ProviderReport[], header: string[]): strin
     out.push("", "Targets:", ...targets(rows, r.growth), "");
     if (r.notes.length) out.push("Notes:", ...r.notes.map((n) => `- ${n}`), "");
     out.push(`Exit codes after SIGTERM: ${r.exitCodes.join(", ")}`, "");
-    out.push(...leaseReport(r.leases));
+    out.push(...leaseReport(r.leases), ...webhookReport(r.webhooks));
     if (r.growth.length) {
       out.push(
         "### Growth (1 worker; p50 / p99 ms at 32 connections, service/baseline throughput ratio)",

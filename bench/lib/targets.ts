@@ -27,6 +27,8 @@ export interface ServiceOptions {
   /** Directory for `node --cpu-prof` output; the service runs under the profiler when set. */
   profileDir?: string;
   logFile: string;
+  /** More settings for this run (a scenario's own). */
+  env?: Record<string, string>;
 }
 
 async function freePort(): Promise<number> {
@@ -134,6 +136,7 @@ export function startService(name: string, options: ServiceOptions): Promise<Tar
       WEB_CONCURRENCY: String(options.workers ?? 1),
       SEED_SAMPLE_DATA: String(options.seedSampleData ?? false),
       LOG_LEVEL: "info",
+      ...options.env,
     },
     options.logFile,
   );

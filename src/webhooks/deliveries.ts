@@ -1,9 +1,9 @@
-import { randomUUID } from "node:crypto";
 import { type Database, statement } from "../db/index.js";
 import { notFound } from "../errors.js";
 import { isUuid } from "../schemas/common.js";
 import type { DeliveryListInput, DeliveryOut } from "../schemas/webhooks.js";
 import { deliveriesChannel, deliveryStatements as statements, toDelivery } from "./delivery-rows.js";
+import { timeOrderedUuid } from "./ids.js";
 import { webhookDisabledConflict, webhookNotFound } from "./service.js";
 import { webhookStatements } from "./webhook-rows.js";
 
@@ -33,9 +33,11 @@ export const deliveriesService = {
     if (after !== undefined) {
       const from = isUuid(after) ? await db.get(statements.get, [webhookId, after]) : undefined;
       if (!from) throw deliveryNotFound();
+      // A Date, so that each database compares it in the form it stores.
+      const createdAt = new Date(from.created_at);
       rows = status
-        ? await db.all(statements.pageByStatusAfter, [webhookId, status, limit, from.created_at, from.id])
-        : await db.all(statements.pageAfter, [webhookId, limit, from.created_at, from.id]);
+        ? await db.all(statements.pageByStatusAfter, [webhookId, status, limit, createdAt, from.id])
+        : await db.all(statements.pageAfter, [webhookId, limit, createdAt, from.id]);
     } else {
       rows = status
         ? await db.all(statements.pageByStatus, [webhookId, status, limit])
@@ -53,7 +55,7 @@ export const deliveriesService = {
       if (!webhook) throw webhookNotFound();
       if (eventId === undefined || !(await tx.get(eventExists, [eventId]))) throw eventNotFound();
       if (!webhook.enabled) throw webhookDisabledConflict();
-      const inserted = await tx.get(statements.insert, [randomUUID(), webhookId, eventId, new Date()]);
+      const inserted = await tx.get(statements.insert, [timeOrderedUuid(), webhookId, eventId, new Date()]);
       await tx.notify(deliveriesChannel);
       return inserted;
     });

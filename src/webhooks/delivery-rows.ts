@@ -54,7 +54,7 @@ export const deliveryStatements = {
     `SELECT ${columns} FROM deliveries WHERE webhook_id = $1 AND id = $2`,
   ),
   page: statement<DeliveryRow, [webhookId: string, limit: number]>("deliveries_page", page(false, false)),
-  pageAfter: statement<DeliveryRow, [webhookId: string, limit: number, createdAt: string, id: string]>(
+  pageAfter: statement<DeliveryRow, [webhookId: string, limit: number, createdAt: Date, id: string]>(
     "deliveries_page_after",
     page(false, true),
   ),
@@ -64,7 +64,7 @@ export const deliveryStatements = {
   ),
   pageByStatusAfter: statement<
     DeliveryRow,
-    [webhookId: string, status: string, limit: number, createdAt: string, id: string]
+    [webhookId: string, status: string, limit: number, createdAt: Date, id: string]
   >("deliveries_page_by_status_after", page(true, true)),
   insert: statement<DeliveryRow, [id: string, webhookId: string, eventId: bigint, now: Date]>(
     "deliveries_insert",

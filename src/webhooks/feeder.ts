@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
 import { type Database, statement } from "../db/index.js";
 import { readEvents } from "../events/read.js";
 import { deliveriesChannel, deliveryStatements } from "./delivery-rows.js";
 import { type Subscription, wants } from "./event-filter.js";
+import { timeOrderedUuid } from "./ids.js";
 import { feedCursor, webhookStatements } from "./webhook-rows.js";
 
 // Events turned into deliveries per transaction.
@@ -64,7 +64,7 @@ export async function feed(db: Database): Promise<FeedRound> {
     const rows = events.flatMap((event) =>
       subscriptions
         .filter((subscription) => wants(subscription, event))
-        .map((subscription) => ({ id: randomUUID(), webhook_id: subscription.id, event_id: String(event.id) })),
+        .map((subscription) => ({ id: timeOrderedUuid(), webhook_id: subscription.id, event_id: String(event.id) })),
     );
     if (rows.length > 0) {
       await tx.run(deliveryStatements.insertMany, [JSON.stringify(rows), new Date()]);
