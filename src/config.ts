@@ -59,6 +59,8 @@ const envSchema = z
     ),
     TASK_RETRY_BASE_SECONDS: optional(z.coerce.number().min(0).max(86_400).default(10)),
     TASK_RETRY_MAX_SECONDS: optional(z.coerce.number().min(0).max(604_800).default(3600)),
+    // HTTP semantics (SPEC §13.1, §13.5): idempotency keys, CORS.
+    IDEMPOTENCY_TTL_HOURS: optional(z.coerce.number().positive().max(8760).default(24)),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -132,5 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     /** SPEC §11.3: a failed attempt n is retried after min(base × 2^(n−1), max) seconds. */
     taskRetry: { baseSeconds: e.TASK_RETRY_BASE_SECONDS, maxSeconds: e.TASK_RETRY_MAX_SECONDS },
+    /** SPEC §13.1: how long the response of a request with an Idempotency-Key is kept. */
+    idempotency: { ttlMs: Math.round(e.IDEMPOTENCY_TTL_HOURS * 3_600_000) },
   };
 }

@@ -25,6 +25,7 @@ async function main() {
   const { connectMigrated } = await import("./db/migrations.js");
   const { seedSampleData } = await import("./data/importer/seed.js");
   const { startSettler } = await import("./leases/settler.js");
+  const { startIdempotencyPurge } = await import("./idempotency/purge.js");
   const logger = createLogger(config.logLevel);
 
   // Migrations and the sample data happen once, before any worker exists.
@@ -43,6 +44,7 @@ async function main() {
   // Aborted when shutdown begins: long polls answer at once instead of holding the server open.
   const shutdown = new AbortController();
   const settler = startSettler({ db, policy: config.taskRetry, logger });
+  const idempotencyPurge = startIdempotencyPurge({ db, logger });
   const server = createServer(createApp({ db, config, logger, shutdown: shutdown.signal }));
   server.listen(config.port, config.host, () => {
     const address = server.address();
@@ -63,6 +65,7 @@ async function main() {
     forced.unref();
     server.close(async () => {
       await settler.stop();
+      await idempotencyPurge.stop();
       await db.close();
       await stopTracing?.();
       logger.info("stopped");

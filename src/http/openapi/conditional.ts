@@ -8,7 +8,7 @@ type Operation = {
 };
 
 const etag = {
-  description: 'The resource\'s version as an entity tag, e.g. "3" (SPEC §13.2)',
+  description: 'The resource\'s version as an entity tag, e.g. "3"',
   schema: { type: "string" },
 };
 
