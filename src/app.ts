@@ -7,6 +7,7 @@ import { documentVersionedRoutes } from "./data/openapi.js";
 import { docsRouter, docsRoutes } from "./http/docs.js";
 import { errorHandler, notFoundOrMethodNotAllowed } from "./http/fallback.js";
 import { admission } from "./http/middleware/admission.js";
+import { withBrowserHeaders } from "./http/middleware/browser.js";
 import { buildOpenApiDocument } from "./http/openapi/document.js";
 import { tokenPaths } from "./http/openapi/token.js";
 import { createDispatcher, type PathHandler } from "./http/rest/dispatcher.js";
@@ -58,7 +59,7 @@ function expressApp(deps: AppDeps, document: object) {
 /** The whole HTTP surface as a node:http request handler; listening is the caller's job (main.ts, tests). */
 export function createApp(deps: AppDeps): RequestListener {
   const web = expressApp(deps, openApiDocument(deps.config));
-  return createDispatcher({
+  const dispatcher = createDispatcher({
     table: restTable(deps),
     admission: admission(deps.config.load),
     logger: deps.logger,
@@ -69,4 +70,5 @@ export function createApp(deps: AppDeps): RequestListener {
       web(req, res);
     },
   });
+  return withBrowserHeaders(deps.config.corsOrigins, dispatcher);
 }

@@ -5,6 +5,17 @@ import { z } from "zod";
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (value === "" ? undefined : value), schema);
 
+/** `https://app.example.com` or `http://localhost:5173`: what a browser sends as `Origin`. */
+const isOrigin = (value: string) => {
+  if (value === "") return true;
+  try {
+    const url = new URL(value);
+    return /^https?:$/.test(url.protocol) && url.origin === value;
+  } catch {
+    return false;
+  }
+};
+
 const isoDate = z.iso.date().or(z.iso.datetime({ offset: true }));
 
 const envSchema = z
@@ -61,6 +72,15 @@ const envSchema = z
     TASK_RETRY_MAX_SECONDS: optional(z.coerce.number().min(0).max(604_800).default(3600)),
     // HTTP semantics (SPEC §13.1, §13.5): idempotency keys, CORS.
     IDEMPOTENCY_TTL_HOURS: optional(z.coerce.number().positive().max(8760).default(24)),
+    CORS_ORIGINS: optional(
+      z
+        .string()
+        .refine(
+          (value) => value.trim() === "*" || value.split(",").every((origin) => isOrigin(origin.trim())),
+          "must be * or origins separated by commas, such as https://app.example.com",
+        )
+        .default(""),
+    ),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -136,5 +156,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     taskRetry: { baseSeconds: e.TASK_RETRY_BASE_SECONDS, maxSeconds: e.TASK_RETRY_MAX_SECONDS },
     /** SPEC §13.1: how long the response of a request with an Idempotency-Key is kept. */
     idempotency: { ttlMs: Math.round(e.IDEMPOTENCY_TTL_HOURS * 3_600_000) },
+    /** SPEC §13.5: the origins browsers may call the API from; `*` for any, empty for none. */
+    corsOrigins:
+      e.CORS_ORIGINS.trim() === "*"
+        ? ("*" as const)
+        : e.CORS_ORIGINS.split(",")
+            .map((origin) => origin.trim())
+            .filter(Boolean),
   };
 }
