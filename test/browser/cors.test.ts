@@ -66,7 +66,9 @@ async function createFrom(origin: string, name: string) {
 }
 
 const agentsNamed = async (name: string) =>
-  ((await (await app.request("/agents?limit=1000")).json()) as { id: string; name: string }[]).filter((a) => a.name === name);
+  ((await (await app.request("/agents?limit=1000")).json()) as { id: string; name: string }[]).filter(
+    (a) => a.name === name,
+  );
 
 describe("a front end on another origin, in Chromium", { timeout: 90_000 }, () => {
   it("calls the API after a preflight when its origin is allowed, and reads the exposed headers", async () => {
