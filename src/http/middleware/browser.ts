@@ -59,6 +59,8 @@ const securityHeaders = helmet({
     },
   },
   referrerPolicy: { policy: "no-referrer" },
+  // Browsers ignore it, with a console error, on the plain-HTTP origins the service is often reached at.
+  crossOriginOpenerPolicy: false,
 }) as Middleware;
 
 /**

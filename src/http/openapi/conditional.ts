@@ -17,8 +17,8 @@ const header = (name: string, description: string) => ({
   name,
   required: false,
   description,
+  // No example: Swagger UI would fill it in and send it with every "Try it out".
   schema: { type: "string" },
-  example: '"1"',
 });
 
 const ifNoneMatch = header(

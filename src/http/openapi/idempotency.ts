@@ -14,8 +14,8 @@ const idempotencyKey = {
     "and its response is kept (IDEMPOTENCY_TTL_HOURS, default 24); the same request again gets that response with " +
     "Idempotent-Replayed: true; another request with the key is 422; one while the first still runs is 409 with " +
     "Retry-After: 1. Responses of 500 and above are not kept. A malformed key is 400.",
+  // No example: Swagger UI would fill it in and send it with every "Try it out".
   schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7e]+$" },
-  example: "3f2b9c1e-create-agent",
 };
 
 const replayed = {
