@@ -7,6 +7,7 @@ import { documentVersionedRoutes } from "./data/openapi.js";
 import { docsRouter, docsRoutes } from "./http/docs.js";
 import { errorHandler, notFoundOrMethodNotAllowed } from "./http/fallback.js";
 import { admission } from "./http/middleware/admission.js";
+import { withBrowserHeaders } from "./http/middleware/browser.js";
 import { buildOpenApiDocument } from "./http/openapi/document.js";
 import { tokenPaths } from "./http/openapi/token.js";
 import { createDispatcher, type PathHandler } from "./http/rest/dispatcher.js";
@@ -77,7 +78,7 @@ const expressRoute = (path: string) => {
 export function createApp(deps: AppDeps): RequestListener {
   const limits = createLimits(deps);
   const web = expressApp(deps, openApiDocument(deps.config), limits);
-  return createDispatcher({
+  const dispatcher = createDispatcher({
     table: restTable(deps, limits),
     admission: admission(deps.config.load, deps.db.provider),
     bodyLimit: deps.config.bodyLimit,
@@ -91,4 +92,5 @@ export function createApp(deps: AppDeps): RequestListener {
       web(req, res);
     },
   });
+  return withBrowserHeaders(deps.config.corsOrigins, dispatcher);
 }

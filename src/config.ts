@@ -6,6 +6,17 @@ import { trustProxySetting } from "./limits/trust-proxy.js";
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (value === "" ? undefined : value), schema);
 
+/** `https://app.example.com` or `http://localhost:5173`: what a browser sends as `Origin`. */
+const isOrigin = (value: string) => {
+  if (value === "") return true;
+  try {
+    const url = new URL(value);
+    return /^https?:$/.test(url.protocol) && url.origin === value;
+  } catch {
+    return false;
+  }
+};
+
 const isoDate = z.iso.date().or(z.iso.datetime({ offset: true }));
 
 const envSchema = z
@@ -81,6 +92,17 @@ const envSchema = z
     EVENT_RETENTION_HOURS: optional(z.coerce.number().positive().max(87_600).default(168)),
     MAX_STREAMS: optional(z.coerce.number().int().min(0).max(1_000_000).default(1000)),
     STREAM_KEEPALIVE_SECONDS: optional(z.coerce.number().positive().max(15).default(15)),
+    // HTTP semantics (SPEC §13.1, §13.5): idempotency keys, CORS.
+    IDEMPOTENCY_TTL_HOURS: optional(z.coerce.number().positive().max(8760).default(24)),
+    CORS_ORIGINS: optional(
+      z
+        .string()
+        .refine(
+          (value) => value.trim() === "*" || value.split(",").every((origin) => isOrigin(origin.trim())),
+          "must be * or origins separated by commas, such as https://app.example.com",
+        )
+        .default(""),
+    ),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== "production") return;
@@ -186,5 +208,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       maxStreams: e.MAX_STREAMS,
       keepAliveMs: Math.round(e.STREAM_KEEPALIVE_SECONDS * 1000),
     },
+    /** SPEC §13.1: how long the response of a request with an Idempotency-Key is kept. */
+    idempotency: { ttlMs: Math.round(e.IDEMPOTENCY_TTL_HOURS * 3_600_000) },
+    /** SPEC §13.5: the origins browsers may call the API from; `*` for any, empty for none. */
+    corsOrigins:
+      e.CORS_ORIGINS.trim() === "*"
+        ? ("*" as const)
+        : e.CORS_ORIGINS.split(",")
+            .map((origin) => origin.trim())
+            .filter(Boolean),
   };
 }

@@ -25,6 +25,7 @@ async function main() {
   const { startSettler } = await import("./leases/settler.js");
   const { startWebhookDelivery } = await import("./webhooks/delivery.js");
   const { startEventPurger } = await import("./events/purge.js");
+  const { startIdempotencyPurge } = await import("./idempotency/purge.js");
   const logger = createLogger(config.logLevel);
 
   // Migrations and the sample data happen once, before any worker exists.
@@ -45,6 +46,7 @@ async function main() {
   const settler = startSettler({ db, policy: config.taskRetry, logger });
   const webhooks = startWebhookDelivery({ db, config, logger });
   const purger = startEventPurger({ db, retentionMs: config.events.retentionMs, logger });
+  const idempotencyPurge = startIdempotencyPurge({ db, logger });
   const server = createHttpServer(createApp({ db, config, logger, shutdown: shutdown.signal }), config.server);
   const graceful = gracefulShutdown(server);
   server.listen(config.port, config.host, () => {
@@ -67,6 +69,7 @@ async function main() {
         await settler.stop();
         await webhooks.stop();
         await purger.stop();
+        await idempotencyPurge.stop();
         await db.close();
         await stopTracing?.();
         logger.info("stopped");

@@ -1,6 +1,8 @@
 import createClient, { type Middleware } from "openapi-fetch";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { paths } from "../generated/openapi.js";
+import { fingerprintOf } from "../src/idempotency/key.js";
+import { idempotencyStore } from "../src/idempotency/store.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createUser } from "./helpers/auth.js";
 import { type ObservedResponse, type OpenApiDocument, responseChecker } from "./helpers/openapi-responses.js";
@@ -308,6 +310,55 @@ describe("a client generated from /openapi.json", () => {
       [412, api.DELETE("/agents/{agent_id}/tasks/{task_id}", { params: { path, header: stale } })],
     ] as const;
     for (const [status, call] of calls) expect((await call).response.status).toBe(status);
+  });
+
+  it("sends Idempotency-Key on every creating POST: replay, 409 while the first runs, 422 for another request", async () => {
+    const created = await api.POST("/agents", { body: { name: "Keyed", type: "worker" } });
+    const agent = { agent_id: created.data?.id ?? "" };
+    await api.PATCH("/agents/{agent_id}", { params: { path: agent }, body: { status: "running" } });
+    const db = app.database.db;
+    const sender = "address:127.0.0.1";
+    const posts = [
+      [
+        "agents.create",
+        (key: string, name = "Keyed") =>
+          api.POST("/agents", { params: { header: { "Idempotency-Key": key } }, body: { name, type: "worker" } }),
+      ],
+      [
+        "tasks.create",
+        (key: string, name = "Keyed") =>
+          api.POST("/agents/{agent_id}/tasks", {
+            params: { path: agent, header: { "Idempotency-Key": key } },
+            body: { title: name },
+          }),
+      ],
+      [
+        "leases.create",
+        (key: string, name = "Keyed") =>
+          api.POST("/agents/{agent_id}/leases", {
+            params: { path: agent, header: { "Idempotency-Key": key } },
+            body: { worker: name },
+          }),
+      ],
+    ] as const;
+    for (const [procedure, send] of posts) {
+      const key = `rest-client-${procedure}`;
+      const first = await send(key);
+      expect([201, 204]).toContain(first.response.status);
+      const again = await send(key);
+      expect(again.response.headers.get("idempotent-replayed")).toBe("true");
+      expect((await send(key, "Other")).response.status).toBe(422);
+      // A first request still running (on any instance) holds its key.
+      const running = `${key}-running`;
+      const input =
+        procedure === "agents.create"
+          ? { name: "Keyed", type: "worker" }
+          : procedure === "tasks.create"
+            ? { title: "Keyed", ...agent }
+            : { worker: "Keyed", ...agent };
+      await idempotencyStore.claim(db, sender, running, fingerprintOf(procedure, input, sender), 60_000);
+      expect((await send(running)).response.status).toBe(409);
+    }
   });
 
   it("exercised every documented status of every operation but 500 and 503", () => {

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import type { Request, RequestHandler, Response } from "express";
+import { replayedHeader } from "../idempotency/replayed.js";
 import type { RequestLimit } from "../limits/request-limit.js";
 import { trpcCalls } from "../limits/trpc-calls.js";
 import type { AppRouter } from "../routers/index.js";
@@ -41,10 +42,12 @@ export function trpcHandler(router: AppRouter, deps: AppDeps, limit?: RequestLim
     onError({ error, req }) {
       reportedError(error, deps.logger, handoffOf((req as Request).res as Response).requestId);
     },
-    responseMeta({ errors, info }) {
+    responseMeta({ ctx, errors, info }) {
       // The contract names the charset; the headers a 401, 429 or 503 must carry come from the error.
       const headers: Record<string, string> =
-        info?.type === "subscription" ? {} : { "content-type": "application/json; charset=utf-8" };
+        info?.type === "subscription"
+          ? {}
+          : { "content-type": "application/json; charset=utf-8", ...replayedHeader(ctx?.req) };
       const first = errors[0];
       return { headers: first ? { ...headers, ...appErrorOf(first).headers } : headers };
     },

@@ -6,6 +6,7 @@ import { notAuthenticated } from "../auth/errors.js";
 import type { Access } from "../auth/policy.js";
 import { type ErrorDetails, type ErrorKind, internalErrorMessage } from "../errors.js";
 import { appErrorOf, trpcErrorOf } from "../http/errors.js";
+import { idempotency } from "../idempotency/middleware.js";
 import type { Context } from "./context.js";
 
 /** What the REST dispatcher (http/rest/) reads from a procedure besides its `openapi` meta. */
@@ -132,8 +133,13 @@ function guardedProcedure(access?: Access) {
 export const publicProcedure = guardedProcedure();
 /** Agents and tasks reads: open unless AUTH_POLICY=all. */
 export const readProcedure = guardedProcedure("read");
-/** Agents and tasks writes: open only under AUTH_POLICY=open. */
-export const writeProcedure = guardedProcedure("write");
+/**
+ * Agents and tasks writes: open only under AUTH_POLICY=open. A creating one
+ * honours Idempotency-Key, once the sender is known.
+ */
+export const writeProcedure = guardedProcedure("write").use(
+  (opts) => idempotency(opts) as ReturnType<typeof opts.next>,
+);
 /** Needs a bearer token of an existing user under every policy; ctx.principal.user is that user. */
 export const userProcedure = guardedProcedure("user").use(({ ctx, next }) => {
   // authorize returned a user principal, or threw: this only tells the type system.

@@ -8,7 +8,7 @@ type Operation = {
 };
 
 const etag = {
-  description: 'The resource\'s version as an entity tag, e.g. "3" (SPEC §13.2)',
+  description: 'The resource\'s version as an entity tag, e.g. "3"',
   schema: { type: "string" },
 };
 
@@ -17,8 +17,8 @@ const header = (name: string, description: string) => ({
   name,
   required: false,
   description,
+  // No example: Swagger UI would fill it in and send it with every "Try it out".
   schema: { type: "string" },
-  example: '"1"',
 });
 
 const ifNoneMatch = header(

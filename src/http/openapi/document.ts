@@ -1,10 +1,12 @@
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { acceptedCredentials, type Credential } from "../../auth/policy.js";
 import type { Config } from "../../config.js";
+import { creates } from "../../idempotency/middleware.js";
 import type { AppRouter } from "../../routers/index.js";
 import { procedureMetas } from "../procedure-metas.js";
 import { documentVersioned } from "./conditional.js";
 import { errorComponents, errorResponseRefs } from "./errors.js";
+import { documentIdempotent } from "./idempotency.js";
 import { documentList } from "./lists.js";
 
 export type Operation = {
@@ -90,6 +92,7 @@ export function buildOpenApiDocument(
       operation.responses = responses;
       if (meta.versioned) documentVersioned(method, operation as Parameters<typeof documentVersioned>[1]);
       if (meta.listHeaders) documentList(operation);
+      if (creates(meta)) documentIdempotent(operation as Parameters<typeof documentIdempotent>[0]);
     }
   }
   // The adapter's own error schemas (`error.BAD_REQUEST`, …) describe bodies this service never sends.

@@ -1,4 +1,5 @@
 import type { AppError } from "../../errors.js";
+import { replayedHeader } from "../../idempotency/replayed.js";
 import { type AppDeps, type Context, createContext } from "../../trpc/context.js";
 import { methodNotAllowedError } from "../errors.js";
 import { type Headers, reportedError, sendEmpty, sendJson, sendRestError } from "../respond.js";
@@ -22,6 +23,8 @@ function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown
   if (location && status === 201) headers = { Location: location(data as Parameters<typeof location>[0]) };
   if (responseHeaders && data !== null) headers = { ...headers, ...responseHeaders(data, input) };
   if (ctx.page) headers = { ...headers, ...pageHeaders(request.req.url ?? "", ctx.page) };
+  const replayed = replayedHeader(request.req);
+  if (replayed) headers = { ...headers, ...replayed };
   const etag = etagHeader(route, data);
   if (etag) headers = { ...headers, ...etag };
   if (status === 200 && notModified(request, etag)) return sendEmpty(request.res, 304, etag);
@@ -71,7 +74,7 @@ export function restResource(routes: ProcedureRoute[], deps: AppDeps): PathHandl
         const appError = reportedError(error, request.log, request.requestId);
         // A stream that fails after its first bytes can only stop.
         if (request.res.headersSent) request.res.end();
-        else refuse(request, appError);
+        else sendRestError(request.res, appError, replayedHeader(request.req));
       }
     },
   };

@@ -1,0 +1,83 @@
+import { type Queryable, statement } from "../db/index.js";
+
+/** A kept key, as `find` reads it. */
+export interface KeptRequest {
+  fingerprint: string;
+  /** `running` while the first request runs, `done` once its response is kept. */
+  state: string;
+  response_status: number | null;
+  response_body: string | null;
+}
+
+const statements = {
+  /**
+   * Takes the key for a request about to run: a new row, or one whose time
+   * ran out (a kept response past its TTL, or a first request that never
+   * finished). The primary key (sender, key) makes this atomic across every
+   * instance: of two requests with one key, exactly one gets a row back.
+   */
+  claim: statement<{ key: string }, [sender: string, key: string, fingerprint: string, now: Date, expiresAt: Date]>(
+    "idempotency_claim",
+    `INSERT INTO idempotency_keys (sender, key, fingerprint, state, created_at, expires_at)
+     VALUES ($1, $2, $3, 'running', $4, $5)
+     ON CONFLICT (sender, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running',
+       response_status = NULL, response_headers = NULL, response_body = NULL,
+       created_at = excluded.created_at, expires_at = excluded.expires_at
+     WHERE idempotency_keys.expires_at <= $4
+     RETURNING key`,
+  ),
+  find: statement<KeptRequest, [sender: string, key: string]>(
+    "idempotency_find",
+    `SELECT fingerprint, state, response_status, response_body FROM idempotency_keys
+     WHERE sender = $1 AND key = $2`,
+  ),
+  keep: statement<
+    unknown,
+    [sender: string, key: string, status: number, headers: string, body: string, expiresAt: Date]
+  >(
+    "idempotency_keep",
+    `UPDATE idempotency_keys SET state = 'done', response_status = $3, response_headers = $4, response_body = $5,
+       expires_at = $6
+     WHERE sender = $1 AND key = $2 AND state = 'running'`,
+  ),
+  release: statement<unknown, [sender: string, key: string]>(
+    "idempotency_release",
+    "DELETE FROM idempotency_keys WHERE sender = $1 AND key = $2 AND state = 'running'",
+  ),
+  // Served by idempotency_keys_expires_at_idx.
+  purge: statement<unknown, [now: Date]>("idempotency_purge", "DELETE FROM idempotency_keys WHERE expires_at <= $1"),
+};
+
+export const idempotencyStore = {
+  async claim(db: Queryable, sender: string, key: string, fingerprint: string, runningFor: number): Promise<boolean> {
+    const now = new Date();
+    const row = await db.get(statements.claim, [sender, key, fingerprint, now, new Date(now.getTime() + runningFor)]);
+    return row !== undefined;
+  },
+
+  find: (db: Queryable, sender: string, key: string) => db.get(statements.find, [sender, key]),
+
+  async keep(
+    db: Queryable,
+    sender: string,
+    key: string,
+    response: { status: number; headers: Record<string, string>; body: unknown },
+    ttlMs: number,
+  ): Promise<void> {
+    const { status, headers, body } = response;
+    const expiresAt = new Date(Date.now() + ttlMs);
+    await db.run(statements.keep, [
+      sender,
+      key,
+      status,
+      JSON.stringify(headers),
+      JSON.stringify(body ?? null),
+      expiresAt,
+    ]);
+  },
+
+  release: (db: Queryable, sender: string, key: string) => db.run(statements.release, [sender, key]),
+
+  /** Deletes every key whose time ran out; returns how many. */
+  purge: (db: Queryable, now = new Date()) => db.run(statements.purge, [now]),
+};

@@ -1,0 +1,267 @@
+import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { statement } from "../src/db/index.js";
+import { idempotencyStore } from "../src/idempotency/store.js";
+import type { AppRouter } from "../src/routers/index.js";
+import type { AgentOut } from "../src/schemas/agents.js";
+import { startTestApp, type TestApp } from "./helpers/app.js";
+import { createAgent } from "./helpers/factories.js";
+import { type OpenApiDocument, responseChecker } from "./helpers/openapi-responses.js";
+
+// SPEC §13.1 over REST and tRPC, on the database the run uses.
+let app: TestApp;
+let check: ReturnType<typeof responseChecker>;
+beforeAll(async () => {
+  app = await startTestApp();
+  check = responseChecker((await (await app.request("/openapi.json")).json()) as OpenApiDocument);
+});
+afterAll(() => app.close());
+
+let counter = 0;
+const newKey = () => `key-${process.pid}-${Date.now()}-${counter++}`;
+
+const countByName = statement<{ n: number | bigint }, [name: string]>(
+  "test_idempotency_count_agents",
+  "SELECT COUNT(*) AS n FROM agents WHERE name = $1",
+);
+const agentsNamed = async (target: TestApp, name: string) =>
+  Number((await target.database.db.get(countByName, [name]))?.n);
+
+const post = (target: TestApp, path: string, json: unknown, key?: string, headers: Record<string, string> = {}) =>
+  target.request(path, {
+    method: "POST",
+    json,
+    headers: key === undefined ? headers : { "Idempotency-Key": key, ...headers },
+  });
+
+/** The answer as text, checked against the document. */
+async function documented(res: Response, method: string, template: string): Promise<string> {
+  const body = await res.text();
+  const contentType = res.headers.get("content-type");
+  expect(check({ method, path: template, status: res.status, contentType, body })).toEqual([]);
+  return body;
+}
+
+const reusedBody = {
+  error: "idempotency_key_reused",
+  message: "This Idempotency-Key was used for a different request; use a new key for a new request",
+};
+const inFlightBody = {
+  error: "conflict",
+  message: "A request with this Idempotency-Key is still being processed; retry shortly",
+};
+
+describe("Idempotency-Key on POST /agents", () => {
+  it("runs the first request and replays its response, status, Location and body, with nothing run twice", async () => {
+    const key = newKey();
+    const name = `once-${key}`;
+    const first = await post(app, "/agents", { name, type: "worker" }, key);
+    expect(first.status).toBe(201);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    const created = JSON.parse(await documented(first, "POST", "/agents")) as AgentOut;
+
+    const again = await post(app, "/agents", { type: "worker", name }, key);
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.headers.get("location")).toBe(`/agents/${created.id}`);
+    expect(again.headers.get("etag")).toBe('"1"');
+    expect(again.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(JSON.parse(await documented(again, "POST", "/agents"))).toEqual(created);
+    expect(await agentsNamed(app, name)).toBe(1);
+  });
+
+  it("refuses the key for another body with 422, and runs nothing", async () => {
+    const key = newKey();
+    expect((await post(app, "/agents", { name: `a-${key}`, type: "worker" }, key)).status).toBe(201);
+    const other = await post(app, "/agents", { name: `b-${key}`, type: "worker" }, key);
+    expect(other.status).toBe(422);
+    expect(JSON.parse(await documented(other, "POST", "/agents"))).toEqual(reusedBody);
+    expect(await agentsNamed(app, `b-${key}`)).toBe(0);
+  });
+
+  it("refuses the key for another path with 422", async () => {
+    const agent = await createAgent(app);
+    const key = newKey();
+    expect((await post(app, `/agents/${agent.id}/tasks`, { title: "t" }, key)).status).toBe(201);
+    const other = await createAgent(app);
+    const res = await post(app, `/agents/${other.id}/tasks`, { title: "t" }, key);
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual(reusedBody);
+  });
+
+  it.each([
+    ["256 characters", "k".repeat(256)],
+    ["a non-ASCII character", "clé"],
+    ["a control character", "a\tb"],
+  ])("refuses a key of %s with 400, and runs nothing", async (_, key) => {
+    const name = `malformed-${newKey()}`;
+    const res = await post(app, "/agents", { name, type: "worker" }, key);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(await documented(res, "POST", "/agents"))).toEqual({
+      error: "validation_error",
+      message: "Request validation failed: Idempotency-Key: must be 1 to 255 printable ASCII characters",
+      details: { issues: [{ field: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters" }] },
+    });
+    expect(await agentsNamed(app, name)).toBe(0);
+  });
+
+  it("accepts a key of 255 printable characters, spaces inside included", async () => {
+    const key = `${"k".repeat(127)} ${"~".repeat(127)}`;
+    const name = `long-${newKey()}`;
+    expect((await post(app, "/agents", { name, type: "worker" }, key)).status).toBe(201);
+    expect((await post(app, "/agents", { name, type: "worker" }, key)).headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  it("concurrent requests with one key: one 201 that ran, the others 409 or its replay, never two agents", async () => {
+    for (let round = 0; round < 5; round++) {
+      const key = newKey();
+      const name = `race-${key}`;
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, () => post(app, "/agents", { name, type: "worker" }, key)),
+      );
+      const ran = answers.filter((res) => res.status === 201 && res.headers.get("idempotent-replayed") === null);
+      expect(ran).toHaveLength(1);
+      for (const res of answers.filter((answer) => !ran.includes(answer))) {
+        if (res.status === 409) {
+          expect(res.headers.get("retry-after")).toBe("1");
+          expect(await res.json()).toEqual(inFlightBody);
+        } else {
+          expect(res.status).toBe(201);
+          expect(res.headers.get("idempotent-replayed")).toBe("true");
+        }
+      }
+      expect(await agentsNamed(app, name)).toBe(1);
+    }
+  });
+});
+
+describe("a request still running", () => {
+  it("gets 409 with Retry-After: 1, then the replay of what it answered (204 for a lease with no task)", async () => {
+    const agent = await createAgent(app);
+    await app.request(`/agents/${agent.id}`, { method: "PATCH", json: { status: "running" } });
+    const key = newKey();
+    const leases = `/agents/${agent.id}/leases`;
+    const waiting = post(app, leases, { wait_seconds: 2 }, key);
+    // The first request has taken the key once its wait shows in the table.
+    const deadline = Date.now() + 10_000;
+    let second: Response | undefined;
+    while (Date.now() < deadline) {
+      second = await post(app, leases, { wait_seconds: 2 }, key);
+      if (second.status === 409) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(second?.status).toBe(409);
+    expect(second?.headers.get("retry-after")).toBe("1");
+    expect(JSON.parse(await documented(second as Response, "POST", "/agents/{agent_id}/leases"))).toEqual(inFlightBody);
+
+    const first = await waiting;
+    expect(first.status).toBe(204);
+    const replayed = await post(app, leases, { wait_seconds: 2 }, key);
+    expect(replayed.status).toBe(204);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(await replayed.text()).toBe("");
+  });
+});
+
+describe("kept errors", () => {
+  it("a 4xx is kept: the replay is the same error even once the cause is gone", async () => {
+    const agent = await createAgent(app);
+    await app.request(`/agents/${agent.id}`, { method: "PATCH", json: { status: "stopped" } });
+    const key = newKey();
+    const refused = await post(app, `/agents/${agent.id}/tasks`, { title: "t" }, key);
+    expect(refused.status).toBe(409);
+    const body = await refused.json();
+    await app.request(`/agents/${agent.id}`, { method: "PATCH", json: { status: "idle" } });
+    const replayed = await post(app, `/agents/${agent.id}/tasks`, { title: "t" }, key);
+    expect(replayed.status).toBe(409);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(await replayed.json()).toEqual(body);
+    const fresh = await post(app, `/agents/${agent.id}/tasks`, { title: "t" }, newKey());
+    expect(fresh.status).toBe(201);
+  });
+});
+
+describe("senders", () => {
+  it("keys of different API keys never collide", async () => {
+    const guarded = await startTestApp({ AUTH_POLICY: "writes", API_KEYS: "first-key,second-key" });
+    try {
+      const key = newKey();
+      const name = `sender-${key}`;
+      const one = await post(guarded, "/agents", { name, type: "worker" }, key, { "X-API-Key": "first-key" });
+      const two = await post(guarded, "/agents", { name, type: "worker" }, key, { "X-API-Key": "second-key" });
+      expect([one.status, two.status]).toEqual([201, 201]);
+      expect(two.headers.get("idempotent-replayed")).toBeNull();
+      expect(await agentsNamed(guarded, name)).toBe(2);
+      const again = await post(guarded, "/agents", { name, type: "worker" }, key, { "X-API-Key": "first-key" });
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect(((await again.json()) as AgentOut).id).toBe(((await one.json()) as AgentOut).id);
+    } finally {
+      await guarded.close();
+    }
+  });
+});
+
+describe("the TTL", () => {
+  it("a key past its TTL runs again, and the purge deletes it", async () => {
+    const short = await startTestApp({ IDEMPOTENCY_TTL_HOURS: "0.0002" }); // 0.72 s
+    try {
+      const key = newKey();
+      const name = `ttl-${key}`;
+      const first = await post(short, "/agents", { name, type: "worker" }, key);
+      expect(first.status).toBe(201);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const again = await post(short, "/agents", { name, type: "worker" }, key);
+      expect(again.status).toBe(201);
+      expect(again.headers.get("idempotent-replayed")).toBeNull();
+      expect(await agentsNamed(short, name)).toBe(2);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(await idempotencyStore.purge(short.database.db)).toBe(1);
+      expect(await idempotencyStore.purge(short.database.db)).toBe(0);
+    } finally {
+      await short.close();
+    }
+  });
+});
+
+describe("over tRPC", () => {
+  it("takes the key from the HTTP request's header: replay with Idempotent-Replayed, 422 for another input", async () => {
+    const key = newKey();
+    const headersSeen: Headers[] = [];
+    const client = (idempotencyKey: string) =>
+      createTRPCClient<AppRouter>({
+        links: [
+          httpLink({
+            url: `${app.baseUrl}/trpc`,
+            headers: { "Idempotency-Key": idempotencyKey },
+            fetch: async (url, init) => {
+              const res = await fetch(url, init as RequestInit);
+              headersSeen.push(res.headers);
+              return res;
+            },
+          }),
+        ],
+      });
+    const name = `rpc-${key}`;
+    const first = await client(key).agents.create.mutate({ name, type: "worker" });
+    const again = await client(key).agents.create.mutate({ name, type: "worker" });
+    expect(again).toEqual(first);
+    expect(headersSeen.map((headers) => headers.get("idempotent-replayed"))).toEqual([null, "true"]);
+    expect(await agentsNamed(app, name)).toBe(1);
+
+    // The same operation and input over REST is the same request.
+    const rest = await post(app, "/agents", { name, type: "worker" }, key);
+    expect(rest.headers.get("idempotent-replayed")).toBe("true");
+    expect(((await rest.json()) as AgentOut).id).toBe(first.id);
+
+    const error = await client(key)
+      .agents.create.mutate({ name: "other", type: "worker" })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TRPCClientError);
+    expect((error as TRPCClientError<AppRouter>).message).toBe(reusedBody.message);
+    expect((error as TRPCClientError<AppRouter>).data).toMatchObject({
+      code: "UNPROCESSABLE_CONTENT",
+      httpStatus: 422,
+      error: "idempotency_key_reused",
+    });
+  });
+});
