@@ -14,6 +14,7 @@ import { profileScenarios } from "./lib/profile-run.js";
 import { machine, type ProviderReport, renderReport } from "./lib/report.js";
 import { runRounds } from "./lib/rounds.js";
 import { dataGroupPaths, markRunning, seedAgents } from "./lib/seed.js";
+import { streamBench } from "./lib/streams.js";
 import { root, startService } from "./lib/targets.js";
 import { webhookBench } from "./lib/webhooks.js";
 
@@ -77,6 +78,11 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
     if (options.profile) {
       const profiles = await profileScenarios(context, join(root, "bench/results/profiles"));
       return { provider, rows: [], notes, exitCodes: [], growth: [], plans: [], profiles };
+    }
+    // (i): the mix of (f) with 200 event streams open.
+    if (options.scenarios.length === 0 || options.scenarios.includes("i")) notes.push(...(await streamBench(context)));
+    if (options.scenarios.length > 0 && options.scenarios.every((key) => key === "i")) {
+      return { provider, rows: [], notes, exitCodes: [], growth: [], plans: [], profiles: [] };
     }
     const { rows, exitCodes } = await runRounds(context);
     const growth = options.growth ? await growthReport({ dbs, options, logFile, log }) : { rows: [], url: undefined };

@@ -191,3 +191,41 @@ describe("the worker example", { timeout: 90_000 }, () => {
     expect(await read(slow.id)).toMatchObject({ status: "cancelled", cancel_requested: true, lease: null });
   });
 });
+
+describe("the watch example", { timeout: 90_000 }, () => {
+  it("follows an agent's tasks live, resumes after a reconnect without a gap, and the same through tRPC", async () => {
+    const post = async (path: string, json: unknown) =>
+      (await (await app.request(path, { method: "POST", json })).json()) as { id: string };
+    const agent = await post("/agents", { name: "Watched", type: "worker" });
+    const tasks = `/agents/${agent.id}/tasks`;
+    const watcher = spawn(bin("tsx"), ["examples/watch.ts"], {
+      cwd: root,
+      env: { ...process.env, API_URL: app.baseUrl, AGENT_ID: agent.id },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const exited = once(watcher, "exit");
+    const lines: string[] = [];
+    const created: string[] = [];
+    for await (const line of createInterface({ input: watcher.stdout })) {
+      lines.push(line);
+      if (line.startsWith("watching") && created.length === 0) created.push((await post(tasks, { title: "one" })).id);
+      // Written while the watcher is between connections: the second one resumes before them.
+      if (line.startsWith("reconnect")) {
+        created.push((await post(tasks, { title: "two" })).id);
+        created.push((await post(tasks, { title: "three" })).id);
+      }
+    }
+    expect(await exited).toEqual([0, null]);
+    const [one, two, three] = created;
+    expect(lines).toEqual([
+      `watching ${agent.id}`,
+      `rest task.created ${one} pending`,
+      expect.stringMatching(/^reconnect \d+$/),
+      `watching ${agent.id}`,
+      `rest task.created ${two} pending`,
+      `rest task.created ${three} pending`,
+      expect.stringMatching(new RegExp(`^trpc \\d+ task.created ${two}$`)),
+      expect.stringMatching(new RegExp(`^trpc \\d+ task.created ${three}$`)),
+    ]);
+  });
+});

@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 import { AppError } from "../../errors.js";
 
@@ -37,6 +36,19 @@ function frame(message: ServerSentEvent): string {
   return `${id === undefined ? "" : field("id", id)}${event === undefined ? "" : field("event", event)}data: ${data}\n\n`;
 }
 
+/** Resolves when `res` can take more, or is gone; leaves no listener behind either way. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
+
 /**
  * Writes a procedure's events as `text/event-stream` until they end or the
  * client leaves, then ends the response. `leave` aborts the procedure's
@@ -62,7 +74,7 @@ export async function writeEventStream(res: ServerResponse, events: unknown, lea
     for (;;) {
       const next = await iterator.next();
       if (next.done || res.destroyed) break;
-      if (!res.write(frame(next.value))) await Promise.race([once(res, "drain"), once(res, "close")]);
+      if (!res.write(frame(next.value))) await drained(res);
     }
   } finally {
     res.off("close", onClose);
