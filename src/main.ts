@@ -4,6 +4,7 @@ import { superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
 import type { Database } from "./db/index.js";
 import { createLogger } from "./logger.js";
+import { listenStartupError } from "./startup-errors.js";
 
 // In-flight requests get this long to finish after SIGTERM/SIGINT.
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -44,6 +45,8 @@ async function main() {
   const shutdown = new AbortController();
   const settler = startSettler({ db, policy: config.taskRetry, logger });
   const server = createServer(createApp({ db, config, logger, shutdown: shutdown.signal }));
+  // Before the listening line, so a port in use is a failed start (exit 1), never a start that ends.
+  server.once("error", (error) => failStart(listenStartupError(error, config.host, config.port)));
   server.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
@@ -75,7 +78,10 @@ async function main() {
   process.on("SIGINT", () => stop("SIGINT"));
 }
 
-main().catch((error: unknown) => {
+/** One line on stderr and exit status 1, so a supervisor sees the failure and the cause (SPEC §14.2). */
+function failStart(error: unknown): never {
   process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
-});
+}
+
+main().catch(failStart);

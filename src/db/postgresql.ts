@@ -9,7 +9,7 @@ import { type Arg, type Statement, statement, textFor } from "./statements.js";
 import { isoFromPostgres, postgresArg } from "./values.js";
 
 // A pool that cannot hand out a connection within this long answers "unavailable".
-const CONNECT_TIMEOUT_MS = 5_000;
+export const CONNECT_TIMEOUT_MS = 5_000;
 
 const TIMESTAMP = 1114;
 const TIMESTAMPTZ = 1184;
