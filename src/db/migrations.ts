@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import pg from "pg";
 import { projectRoot } from "../project-root.js";
 import type { Database, Provider } from "./database.js";
 import { connectDatabase, providerOf, sqlitePath } from "./index.js";
@@ -67,10 +68,39 @@ export async function migrateDatabase(url: string): Promise<void> {
     migrateSqlite(sqlitePath(url), await shippedSql("sqlite"));
     return;
   }
-  await execFileAsync(process.execPath, [`${projectRoot}node_modules/prisma/build/index.js`, "migrate", "deploy"], {
-    cwd: projectRoot,
-    env: { ...process.env, DATABASE_URL: url },
-  });
+  await migratePostgres(url);
+}
+
+// Ours, not the key Prisma's CLI locks itself (which would then wait for us forever).
+const POSTGRES_MIGRATION_LOCK = 7_314_620_581;
+
+/**
+ * Prisma's CLI, one process at a time: processes starting at once wait on an
+ * advisory lock, and the ones after the first find nothing left to apply
+ * (two concurrent `migrate deploy` runs fail one of them).
+ */
+async function migratePostgres(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  await client.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [POSTGRES_MIGRATION_LOCK]);
+    let applied = new Set<string>();
+    try {
+      const { rows } = await client.query<{ migration_name: string }>(appliedMigrations.postgresql as string);
+      applied = new Set(rows.map((row) => row.migration_name));
+    } catch (error) {
+      if (!isMissingTable(error)) throw error;
+    }
+    const expected = await shippedMigrations("postgresql");
+    if (!expected.some((name) => !applied.has(name))) return;
+    await execFileAsync(process.execPath, [`${projectRoot}node_modules/prisma/build/index.js`, "migrate", "deploy"], {
+      cwd: projectRoot,
+      env: { ...process.env, DATABASE_URL: url },
+    });
+  } finally {
+    // Ending the session releases the lock.
+    await client.end();
+  }
 }
 
 /**
