@@ -8,6 +8,7 @@ import { docsRouter, docsRoutes } from "./http/docs.js";
 import { errorHandler, notFoundOrMethodNotAllowed } from "./http/fallback.js";
 import { admission } from "./http/middleware/admission.js";
 import { buildOpenApiDocument } from "./http/openapi/document.js";
+import { withParameterExamples } from "./http/openapi/parameter-examples.js";
 import { tokenPaths } from "./http/openapi/token.js";
 import { createDispatcher, type PathHandler } from "./http/rest/dispatcher.js";
 import { procedureRoutes } from "./http/rest/procedures.js";
@@ -27,7 +28,9 @@ export const version = packageJson.version;
  * operation requires follows AUTH_POLICY; the data versions follow their settings.
  */
 export const openApiDocument = (config: Config) =>
-  documentVersionedRoutes(buildOpenApiDocument(appRouter, version, tokenPaths, config.authPolicy), appRouter, config);
+  withParameterExamples(
+    documentVersionedRoutes(buildOpenApiDocument(appRouter, version, tokenPaths, config.authPolicy), appRouter, config),
+  );
 
 /**
  * Every REST path of the router, compiled once: the versioned data routes
