@@ -18,9 +18,13 @@ export async function startScout(): Promise<{ agent: Agent; pending: Task[] }> {
   return { agent, pending };
 }
 
-/** What a failed call says: its HTTP status, its tRPC code and a readable message. */
+/**
+ * What a failed call says: its HTTP status, the REST error kind (`validation_error`,
+ * `conflict`, …), a readable message, and for a validation error each field's issue.
+ */
 export function explain(cause: unknown): string {
   if (!(cause instanceof TRPCClientError)) throw cause;
   const error: TRPCClientError<AppRouter> = cause;
-  return `${error.data?.httpStatus} ${error.data?.code}: ${error.message}`;
+  const fields = (error.data?.details?.issues ?? []).map((issue) => `${issue.field}: ${issue.message}`);
+  return [`${error.data?.httpStatus} ${error.data?.error}: ${error.message}`, ...fields].join("\n");
 }

@@ -9,6 +9,7 @@ import { errorHandler, notFoundOrMethodNotAllowed } from "./http/fallback.js";
 import { admission } from "./http/middleware/admission.js";
 import { withBrowserHeaders } from "./http/middleware/browser.js";
 import { buildOpenApiDocument } from "./http/openapi/document.js";
+import { withParameterExamples } from "./http/openapi/parameter-examples.js";
 import { tokenPaths } from "./http/openapi/token.js";
 import { createDispatcher, type PathHandler } from "./http/rest/dispatcher.js";
 import { procedureRoutes } from "./http/rest/procedures.js";
@@ -32,9 +33,15 @@ export const version = packageJson.version;
  * RateLimit fields appear when RATE_LIMIT_PER_MINUTE is on.
  */
 export const openApiDocument = (config: Config) =>
-  documentRateLimits(
-    documentVersionedRoutes(buildOpenApiDocument(appRouter, version, tokenPaths, config.authPolicy), appRouter, config),
-    config.rateLimitPerMinute,
+  withParameterExamples(
+    documentRateLimits(
+      documentVersionedRoutes(
+        buildOpenApiDocument(appRouter, version, tokenPaths, config.authPolicy),
+        appRouter,
+        config,
+      ),
+      config.rateLimitPerMinute,
+    ),
   );
 
 /**

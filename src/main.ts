@@ -5,6 +5,7 @@ import type { Database } from "./db/index.js";
 import { createHttpServer } from "./http/server.js";
 import { gracefulShutdown } from "./http/shutdown.js";
 import { createLogger } from "./logger.js";
+import { listenStartupError } from "./startup-errors.js";
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -48,6 +49,8 @@ async function main() {
   const purger = startEventPurger({ db, retentionMs: config.events.retentionMs, logger });
   const idempotencyPurge = startIdempotencyPurge({ db, logger });
   const server = createHttpServer(createApp({ db, config, logger, shutdown: shutdown.signal }), config.server);
+  // Before the listening line, so a port in use is a failed start (exit 1), never a start that ends.
+  server.once("error", (error) => failStart(listenStartupError(error, config.host, config.port)));
   const graceful = gracefulShutdown(server);
   server.listen(config.port, config.host, () => {
     const address = server.address();
@@ -81,7 +84,10 @@ async function main() {
   process.on("SIGINT", () => stop("SIGINT"));
 }
 
-main().catch((error: unknown) => {
+/** One line on stderr and exit status 1, so a supervisor sees the failure and the cause (SPEC §14.2). */
+function failStart(error: unknown): never {
   process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
-});
+}
+
+main().catch(failStart);

@@ -84,25 +84,99 @@ function deprecate(operation: Operation, successor: string | undefined) {
 
 const camelCase = (id: string) => id.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
 
+type Content = { "application/json"?: { schema?: unknown; example?: unknown; examples?: unknown } };
+
+/** A response, or the response component it refers to. */
+function resolved(response: Response | { $ref: string } | undefined, components: Components): Response | undefined {
+  if (!response || !("$ref" in response)) return response;
+  return components.responses?.[response.$ref.split("/").pop() as string];
+}
+
+type Components = {
+  responses?: Record<string, Response>;
+  schemas?: Record<string, { example?: unknown; examples?: unknown[] }>;
+};
+
+/** One named example per version whose schema (a component) has one: `v1`, `v2`. */
+function examplesOf(schemas: unknown[], versions: ApiVersion[], components: Components) {
+  const examples: Record<string, { summary: string; value: unknown }> = {};
+  schemas.forEach((schema, i) => {
+    const name = (schema as { $ref?: string } | undefined)?.$ref?.split("/").pop();
+    const component = name ? components.schemas?.[name] : undefined;
+    const value = component?.example ?? component?.examples?.[0];
+    if (value !== undefined) examples[`v${versions[i]}`] = { summary: `v${versions[i]} format`, value };
+  });
+  return Object.keys(examples).length > 1 ? { examples } : {};
+}
+
 /**
- * The root answers as the default version, or as the one X-API-Version names;
- * `missingInOne`: a version has no such route, and answers 404 (SPEC §1's body).
+ * The root answers as the default version, or as the one X-API-Version names:
+ * each response is documented with both versions' bodies (oneOf), so a
+ * validating proxy accepts either. `other`: the other version's operation,
+ * absent when it has no such route and answers 404 (SPEC §1's body).
  */
-function rootAlias(operation: Operation, version: ApiVersion, route: string, missingInOne: boolean): Operation {
+function rootAlias(
+  operation: Operation,
+  version: ApiVersion,
+  route: string,
+  other: Operation | undefined,
+  components: Components,
+): Operation {
   const alias = structuredClone(operation);
+  const otherVersion = version === 1 ? 2 : 1;
   alias.operationId = `${operation.operationId?.replace(`-v${version}`, "-default")}`;
   alias.tags = ["default version"];
-  alias.description = `Answers as \`/v${version}${route}\`, the default version. \`X-API-Version: 1\` or \`2\` selects that version's parameters and format instead.`;
+  alias.description = `Answers as \`/v${version}${route}\`, the default version. \`X-API-Version: 1\` or \`2\` selects that version's parameters and format instead${other ? "" : `; v${otherVersion} has no such route (404)`}.`;
   alias.parameters = [
     ...(alias.parameters ?? []),
-    { in: "header", name: "X-API-Version", required: false, schema: { type: "string", enum: ["1", "2"] } },
+    {
+      in: "header",
+      name: "X-API-Version",
+      required: false,
+      description: "The version whose parameters and format the answer follows; default: DEFAULT_API_VERSION",
+      schema: { type: "string", enum: ["1", "2"] },
+      example: String(version),
+    },
   ];
-  for (const [status, response] of Object.entries(alias.responses)) {
-    if (status === "400") alias.responses[status] = ref("responses", "RootBadRequest");
-    else if (!("$ref" in response)) response.headers = { ...response.headers, Vary: ref("headers", "Vary") };
+  const statuses = new Set([...Object.keys(alias.responses), ...Object.keys(other?.responses ?? {})]);
+  if (!other) statuses.add("404");
+  for (const status of statuses) {
+    if (status === "400") {
+      alias.responses[status] = ref("responses", "RootBadRequest");
+      continue;
+    }
+    const mine = resolved(alias.responses[status], components);
+    const missing = status === "404" ? ref("responses", "NotFound") : undefined;
+    const theirs = resolved(other ? other.responses[status] : missing, components);
+    if (status === "304") {
+      alias.responses[status] = ref("responses", "NotModified");
+      continue;
+    }
+    const schemas = [mine, theirs].map(
+      (response) => (response?.content as Content | undefined)?.["application/json"]?.schema,
+    );
+    const distinct = [...new Map(schemas.filter(Boolean).map((schema) => [JSON.stringify(schema), schema])).values()];
+    alias.responses[status] = {
+      description:
+        distinct.length > 1
+          ? `${(mine ?? theirs)?.description?.replace(/ \(v\d format\)$/, "")}, in the selected version's format`
+          : ((mine ?? theirs)?.description ?? "Response"),
+      headers: { ...theirs?.headers, ...mine?.headers, Vary: ref("headers", "Vary") },
+      ...(distinct.length > 0
+        ? {
+            content: {
+              "application/json": {
+                // The default version's examples: what a request without X-API-Version gets.
+                ...(mine?.content as Content | undefined)?.["application/json"],
+                ...examplesOf(schemas, [version, otherVersion], components),
+                schema: distinct.length === 1 ? distinct[0] : { oneOf: distinct },
+              },
+            },
+          }
+        : {}),
+    };
   }
-  if (!alias.responses["400"]) alias.responses["400"] = ref("responses", "RootBadRequest");
-  if (missingInOne && !alias.responses["404"]) alias.responses["404"] = ref("responses", "NotFound");
+  alias.responses = Object.fromEntries(Object.entries(alias.responses).sort(([a], [b]) => a.localeCompare(b)));
   return alias;
 }
 
@@ -170,11 +244,17 @@ export function documentVersionedRoutes<T extends object>(
     }
   }
   const defaultVersion = config.defaultApiVersion;
+  const otherVersion = defaultVersion === 1 ? 2 : 1;
+  const components = (doc.components ?? {}) as Record<string, Record<string, unknown> | undefined>;
+  for (const [kind, entries] of Object.entries(versionedComponents(Boolean(config.apiV1Sunset))))
+    components[kind] = { ...components[kind], ...entries };
+  doc.components = components;
   for (const route of table.get(defaultVersion)?.keys() ?? []) {
-    const missingInOne = [...table.values()].some((endpoints) => !endpoints.has(route));
-    paths[route] = {
-      get: rootAlias(paths[`/v${defaultVersion}${route}`]?.get as Operation, defaultVersion, route, missingInOne),
-    };
+    const mine = paths[`/v${defaultVersion}${route}`]?.get as Operation;
+    const other = table.get(otherVersion)?.has(route)
+      ? (paths[`/v${otherVersion}${route}`]?.get as Operation)
+      : undefined;
+    paths[route] = { get: rootAlias(mine, defaultVersion, route, other, components as Components) };
   }
   // Ids are built from procedure paths (`data-v1-cars-list`); generated clients read camelCase best.
   for (const route of Object.keys(paths)) {
@@ -182,9 +262,5 @@ export function documentVersionedRoutes<T extends object>(
     if (operation?.operationId) operation.operationId = camelCase(operation.operationId);
   }
   doc.tags = tagsOf(doc, table, config);
-  const components = (doc.components ?? {}) as Record<string, Record<string, unknown> | undefined>;
-  for (const [kind, entries] of Object.entries(versionedComponents(Boolean(config.apiV1Sunset))))
-    components[kind] = { ...components[kind], ...entries };
-  doc.components = components;
   return document;
 }

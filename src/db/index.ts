@@ -1,6 +1,4 @@
 import type { Database, Provider } from "./database.js";
-import { connectPostgres } from "./postgresql.js";
-import { connectSqlite } from "./sqlite.js";
 
 export type { Database, PrismaClient, Provider, Queryable, Tx } from "./database.js";
 export { DatabaseUnavailableError, isDatabaseUnavailable } from "./errors.js";
@@ -18,5 +16,7 @@ export const sqlitePath = (url: string) => url.replace(/^file:/, "").split("?")[
  * per request, as 503).
  */
 export async function connectDatabase(url: string): Promise<Database> {
-  return providerOf(url) === "postgresql" ? connectPostgres(url) : connectSqlite(sqlitePath(url));
+  // Each provider's generated client takes a noticeable part of a start to load: only the one in use is.
+  if (providerOf(url) === "postgresql") return (await import("./postgresql.js")).connectPostgres(url);
+  return (await import("./sqlite.js")).connectSqlite(sqlitePath(url));
 }

@@ -1,15 +1,13 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient as PostgresClient } from "../generated/postgresql/client.js";
+import { CONNECT_TIMEOUT_MS } from "./connect-timeout.js";
 import type { Database, PrismaClient, Tx } from "./database.js";
 import { DatabaseUnavailableError } from "./errors.js";
 import { Listeners } from "./listeners.js";
 import { PostgresListener } from "./postgresql-listener.js";
 import { type Arg, type Statement, statement, textFor } from "./statements.js";
 import { isoFromPostgres, postgresArg } from "./values.js";
-
-// A pool that cannot hand out a connection within this long answers "unavailable".
-const CONNECT_TIMEOUT_MS = 5_000;
 
 const TIMESTAMP = 1114;
 const TIMESTAMPTZ = 1184;

@@ -123,7 +123,9 @@ export const TaskUpdateInput = TaskUpdate.extend({ agent_id: agentId, task_id: t
   .check(atLeastOneOf(taskUpdateFields))
   .check(finishingRules)
   .meta({
+    // The first is what tools send as a first call on a new (pending) task: it must be accepted there.
     examples: [
+      { priority: 7, description: "Include the regional breakdown" },
       { status: "succeeded", result: { summary: "Revenue up 4%" } },
       {
         lease_id: "0c3e8a2f-5b7d-4f1e-9a2c-6d8b4e0f1a37",
