@@ -9,7 +9,8 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const linesOf = (requestIds: readonly string[]) => app.logs.filter((line) => requestIds.includes(String(line.request_id)));
+const linesOf = (requestIds: readonly string[]) =>
+  app.logs.filter((line) => requestIds.includes(String(line.request_id)));
 
 describe("request logs", () => {
   it("a client error is one line at info, without a stack", async () => {
