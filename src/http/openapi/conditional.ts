@@ -50,7 +50,8 @@ export function documentVersioned(method: string, operation: Operation): void {
     responses["304"] = { description: "Not modified: the If-None-Match tag is current", headers: { ETag: etag } };
   } else if (method !== "post") {
     parameters.push(ifMatch);
-    Object.assign(responses, errorResponseRefs([412]));
+    // 400: an If-Match that is not an entity-tag list, even on a write without a body.
+    Object.assign(responses, errorResponseRefs([400, 412]));
   }
   operation.parameters = parameters;
   operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
