@@ -213,6 +213,36 @@ describe("GET /metrics", () => {
     expect(sample(afterExpiry, "task_retries_total")).toBe((sample(before, "task_retries_total") ?? 0) + 2);
   });
 
+  it("counts 429s of the rate limit and the event streams open", async () => {
+    const limited = await startTestApp({ RATE_LIMIT_PER_MINUTE: "1" });
+    try {
+      const before = await metrics(limited);
+      expect((await limited.request("/agents")).status).toBe(200);
+      expect((await limited.request("/agents")).status).toBe(429);
+      expect(sample(await metrics(limited), "rate_limited_total")).toBe(
+        (sample(before, "rate_limited_total") ?? 0) + 1,
+      );
+    } finally {
+      await limited.close();
+    }
+
+    const open = sample(await metrics(), "event_streams_open") ?? 0;
+    const leave = new AbortController();
+    const stream = await fetch(`${app.baseUrl}/events/stream`, { signal: leave.signal });
+    expect(stream.status).toBe(200);
+    await eventually(
+      () => metrics(),
+      (text) => sample(text, "event_streams_open") === open + 1,
+      5_000,
+    );
+    leave.abort();
+    await eventually(
+      () => metrics(),
+      (text) => sample(text, "event_streams_open") === open,
+      5_000,
+    );
+  });
+
   it("requires the bearer METRICS_TOKEN when it is set", async () => {
     const served = await serve(app.database.db, { METRICS_TOKEN: "scrape-secret" });
     try {

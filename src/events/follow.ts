@@ -1,6 +1,7 @@
 import type { Database } from "../db/index.js";
 import { AppError } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { eventStreamsOpen } from "../metrics/registry.js";
 import { type EventMatch, eventHubOf } from "./hub.js";
 import { oldestEventId, purgedThrough } from "./purge.js";
 import { readEvents } from "./read.js";
@@ -49,9 +50,13 @@ export function followEvents(options: FollowOptions): AsyncIterable<StreamItem> 
     });
   }
   hub.open++;
+  eventStreamsOpen.inc();
   let released = false;
   const release = () => {
-    if (!released) hub.open--;
+    if (!released) {
+      hub.open--;
+      eventStreamsOpen.dec();
+    }
     released = true;
   };
   const items = stream(options, hub);

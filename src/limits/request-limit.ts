@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type RateLimiterAbstract, RateLimiterRes } from "rate-limiter-flexible";
 import { AppError } from "../errors.js";
+import { rateLimited as rateLimitedTotal } from "../metrics/registry.js";
 
 const WINDOW_SECONDS = 60;
 
@@ -47,6 +48,7 @@ export function requestLimit(
         // requests are served uncounted rather than all refused.
         if (!(outcome instanceof RateLimiterRes)) return undefined;
         announce(res, 0, outcome.msBeforeNext);
+        rateLimitedTotal.inc(count);
         return rateLimited(secondsOf(outcome.msBeforeNext));
       }
     },

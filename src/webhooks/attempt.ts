@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Database } from "../db/index.js";
 import type { EventRecord } from "../events/types.js";
 import type { Logger } from "../logger.js";
+import { webhookDeliveries } from "../metrics/registry.js";
 import { deliveryStatements } from "./delivery-rows.js";
 import { type Claim, dispatchStatements as statements } from "./dispatch-rows.js";
 import { nextAttemptAt, shouldDisable } from "./schedule.js";
@@ -97,7 +98,7 @@ async function recordOutcome(
   const status = outcome.ok ? "succeeded" : next ? "pending" : "failed";
   const statusCode = outcome.statusCode ?? null;
   const error = outcome.error ?? null;
-  await db.transaction(async (tx) => {
+  const recorded = await db.transaction(async (tx) => {
     const finished = await tx.get(statements.finish, [
       claim.id,
       claimedUntil,
@@ -109,7 +110,7 @@ async function recordOutcome(
       now,
     ]);
     // The claim ran out and another instance took the delivery, or the webhook was deleted.
-    if (!finished) return;
+    if (!finished) return false;
     await tx.run(statements.insertAttempt, [
       randomUUID(),
       claim.id,
@@ -120,18 +121,21 @@ async function recordOutcome(
     ]);
     if (outcome.ok) {
       await tx.run(statements.succeeded, [claim.webhook_id]);
-      return;
+      return true;
     }
     const webhook = await tx.get(statements.failed, [claim.webhook_id, attemptedAt]);
     const failingSince = webhook ? new Date(webhook.failing_since) : null;
-    if (!webhook?.enabled || !shouldDisable(failingSince, now, policy.disableAfterHours)) return;
+    if (!webhook?.enabled || !shouldDisable(failingSince, now, policy.disableAfterHours)) return true;
     const hours = policy.disableAfterHours;
     const reason = `Every delivery failed for ${hours} hour${hours === 1 ? "" : "s"} (since ${failingSince?.toISOString()})`;
     if (await tx.get(statements.disable, [claim.webhook_id, reason, now])) {
       await tx.run(deliveryStatements.pause, [claim.webhook_id]);
       logger.warn({ webhook_id: claim.webhook_id, reason }, "webhook disabled");
     }
+    return true;
   });
+  // Counted once committed: succeeded, pending (a retry is scheduled) or failed (no retry left).
+  if (recorded) webhookDeliveries.inc({ outcome: status });
   logger.debug(
     { webhook_id: claim.webhook_id, delivery_id: claim.id, status, status_code: statusCode, error },
     "webhook delivery attempt",
