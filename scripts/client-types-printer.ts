@@ -81,6 +81,19 @@ export class TypePrinter {
       const name = factory.createQualifiedName(factory.createIdentifier(packages[exported.from]), exported.name);
       return factory.createTypeReferenceNode(name, typeArguments);
     }
+    // A subscription's tracked items reach the client as TrackedData<T>, which
+    // @trpc/server does not export by name: it is written out as what it is.
+    if (symbol.name === "TrackedData" && typeArguments?.length === 1 && file.fileName.includes("@trpc/server")) {
+      return factory.createTypeLiteralNode([
+        factory.createPropertySignature(
+          undefined,
+          "id",
+          undefined,
+          factory.createKeywordTypeNode(ts.SyntaxKind.StringKeyword),
+        ),
+        factory.createPropertySignature(undefined, "data", undefined, typeArguments[0] as ts.TypeNode),
+      ]);
+    }
     if (!file.fileName.startsWith(`${this.sourcesDir}/`)) {
       throw new ClientTypesError(`${qualifier.text} comes from ${file.fileName}, which a front end does not have`);
     }
