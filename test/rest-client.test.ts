@@ -265,7 +265,7 @@ describe("a client generated from /openapi.json", () => {
           } as never,
         );
       const dataPaths = Object.entries(document.paths).filter(
-        ([path]) => !/^\/(agents|token|protected|webhooks)/.test(path),
+        ([path]) => !/^\/(agents|token|protected|webhooks|events)/.test(path),
       );
       expect(dataPaths.length).toBeGreaterThan(20);
       for (const [path, item] of dataPaths) {
@@ -290,6 +290,20 @@ describe("a client generated from /openapi.json", () => {
     }
   });
 
+  it("reads the event log: a page, and 400 for a bad position on the page and the stream", async () => {
+    expect((await api.GET("/events", { params: { query: { limit: 5 } } })).response.status).toBe(200);
+    const badAfter = { query: { after: "x" } } as never;
+    expect((await api.GET("/events", { params: badAfter })).response.status).toBe(400);
+    expect((await api.GET("/events/stream", { params: badAfter })).response.status).toBe(400);
+    // A stream's 200 never ends, so the client (which reads whole bodies) cannot take it: its head is checked here.
+    const leave = new AbortController();
+    const stream = await fetch(`${app.baseUrl}/events/stream`, { signal: leave.signal });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    leave.abort();
+    observed.push({ method: "GET", path: "/events/stream", status: 200, contentType: null, body: "" });
+  });
+
   it("makes conditional requests: 304 with If-None-Match, 412 with a stale If-Match", async () => {
     const created = await api.POST("/agents", { body: { name: "Versioned", type: "worker" } });
     const agent = { agent_id: created.data?.id ?? "" };
@@ -308,6 +322,9 @@ describe("a client generated from /openapi.json", () => {
       [412, api.DELETE("/agents/{agent_id}", { params: { path: agent, header: stale } })],
       [412, api.PATCH("/agents/{agent_id}/tasks/{task_id}", { params: { path, header: stale }, body: { title: "x" } })],
       [412, api.DELETE("/agents/{agent_id}/tasks/{task_id}", { params: { path, header: stale } })],
+      // An If-Match that is not an entity-tag list.
+      [400, api.DELETE("/agents/{agent_id}", { params: { path: agent, header: { "If-Match": "3" } } })],
+      [400, api.DELETE("/agents/{agent_id}/tasks/{task_id}", { params: { path, header: { "If-Match": "3" } } })],
     ] as const;
     for (const [status, call] of calls) expect((await call).response.status).toBe(status);
   });

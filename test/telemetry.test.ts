@@ -15,7 +15,9 @@ import { startOtlpReceiver } from "./helpers/otlp-receiver.js";
 // an incoming `traceparent`; unset, no tracing code is loaded.
 const moduleLog = fileURLToPath(new URL("helpers/module-log.mjs", import.meta.url));
 const logs = mkdtempSync(join(tmpdir(), "agents-telemetry-"));
-const otelModule = /\/node_modules\/@opentelemetry\//;
+// The SDK, exporter and instrumentations: tracing code. @opentelemetry/api alone is left out: it
+// is a no-op façade until an SDK registers, and prom-client's process metrics (GET /metrics) load it.
+const otelModule = /\/node_modules\/@opentelemetry\/(?!api\/)/;
 
 let database: TestDatabase;
 let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;

@@ -1,6 +1,8 @@
 import createClient, { type Middleware } from "openapi-fetch";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { paths } from "../generated/openapi.js";
+import { fingerprintOf } from "../src/idempotency/key.js";
+import { idempotencyStore } from "../src/idempotency/store.js";
 import type { TestApp } from "./helpers/app.js";
 import { createAgent } from "./helpers/factories.js";
 import { type ObservedResponse, type OpenApiDocument, responseChecker } from "./helpers/openapi-responses.js";
@@ -308,6 +310,42 @@ describe("the delivery log", () => {
     const again = await redeliver({ event_id: log[0]?.event_id });
     expect(again.response.status).toBe(201);
     expect(again.response.headers.get("location")).toBeNull();
+  });
+
+  it("takes Idempotency-Key on its creating POSTs: replay, 409 while the first runs, 422 for another request", async () => {
+    const sender = "address:127.0.0.1";
+    const claimRunning = (key: string, procedure: string, input: object) =>
+      idempotencyStore.claim(app.database.db, sender, key, fingerprintOf(procedure, input, sender), 60_000);
+    const header = (key: string) => ({ "Idempotency-Key": key });
+
+    const body = { url: receiver.url, types: ["agent.*"] };
+    const create = (key: string, description?: string) =>
+      api.POST("/webhooks", { params: { header: header(key) }, body: { ...body, description } });
+    const first = await create("webhooks-create");
+    expect(first.response.status).toBe(201);
+    expect((await create("webhooks-create")).response.headers.get("idempotent-replayed")).toBe("true");
+    expect((await create("webhooks-create", "Other")).response.status).toBe(422);
+    await claimRunning("webhooks-create-running", "webhooks.create", body);
+    expect((await create("webhooks-create-running")).response.status).toBe(409);
+
+    const one = { webhook_id: first.data?.id ?? "" };
+    const other = { webhook_id: (await create("webhooks-create-other")).data?.id ?? "" };
+    const rotate = (key: string, path: { webhook_id: string }) =>
+      api.POST("/webhooks/{webhook_id}/secrets", { params: { path, header: header(key) } });
+    expect((await rotate("webhooks-rotate", one)).response.status).toBe(201);
+    expect((await rotate("webhooks-rotate", other)).response.status).toBe(422);
+    await claimRunning("webhooks-rotate-running", "webhooks.rotateSecret", one);
+    expect((await rotate("webhooks-rotate-running", one)).response.status).toBe(409);
+
+    await createAgent(app);
+    const [event] = (await (await app.request("/events?limit=1")).json()) as { id: string }[];
+    const redeliver = (key: string, path: { webhook_id: string }) =>
+      api.POST("/webhooks/{webhook_id}/deliveries", {
+        params: { path, header: header(key) },
+        body: { event_id: event?.id ?? "" },
+      });
+    expect((await redeliver("webhooks-redeliver", one)).response.status).toBe(201);
+    expect((await redeliver("webhooks-redeliver", other)).response.status).toBe(422);
   });
 
   it("saw every documented status of every webhook operation but 500 and 503", () => {
