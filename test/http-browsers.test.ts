@@ -114,7 +114,9 @@ describe("HEAD", () => {
     expect(paths.length).toBeGreaterThan(20);
     for (const path of [...paths, "/docs", "/redoc", "/openapi.json", "/nowhere"]) {
       const get = await app.request(path);
-      await get.arrayBuffer();
+      // A stream's body never ends: its head is what HEAD must match.
+      if (get.headers.get("content-type")?.startsWith("text/event-stream")) await get.body?.cancel();
+      else await get.arrayBuffer();
       const head = await app.request(path, { method: "HEAD" });
       expect({ path, status: head.status }).toEqual({ path, status: get.status });
       for (const name of ["content-type", "content-length", "etag", "location", "allow", "x-api-version"]) {

@@ -71,6 +71,12 @@ export async function writeEventStream(res: ServerResponse, events: unknown, lea
   });
   res.flushHeaders();
   try {
+    // HEAD: the stream's status and headers, then the end, and its slot given back.
+    if (res.req?.method === "HEAD") {
+      leave.abort();
+      await iterator.return?.();
+      return;
+    }
     for (;;) {
       const next = await iterator.next();
       if (next.done || res.destroyed) break;
