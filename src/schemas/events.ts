@@ -117,6 +117,8 @@ export const EventGap = z
   .object({
     oldest_id: eventIdText.nullable().meta({ description: "The oldest event kept (null when none is)" }),
   })
-  .meta({ id: "EventGap" });
+  // No schema id: the document writes this schema inline in the stream's x-itemSchema, where a
+  // $ref to a definitions section of its own would point nowhere.
+  .meta({ title: "EventGap" });
 
 export type EventOut = z.infer<typeof Event>;
