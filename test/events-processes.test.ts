@@ -20,7 +20,12 @@ afterAll(async () => {
 });
 
 async function start(env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const service = await startService({ DATABASE_URL: database.url, MAX_EVENT_LOOP_DELAY_MS: "60000", ...env });
+  const service = await startService({
+    DATABASE_URL: database.url,
+    MAX_EVENT_LOOP_DELAY_MS: "60000",
+    MAX_QUEUE_MS: "10000",
+    ...env,
+  });
   services.push(service);
   return service;
 }

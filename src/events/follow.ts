@@ -17,7 +17,12 @@ export type StreamItem =
   | { kind: "event"; event: EventRecord }
   /** Events up to `through` were purged before the client read them; the stream goes on from `oldestId`. */
   | { kind: "gap"; oldestId: bigint | undefined; through: bigint }
-  | { kind: "keep-alive" };
+  | { kind: "keep-alive" }
+  /**
+   * The stream holds its place in the log: an event committed from now on reaches it. First of
+   * all, so a client that writes once it saw the stream's first message never misses that write.
+   */
+  | { kind: "subscribed" };
 
 export interface FollowOptions extends EventMatch {
   db: Database;
@@ -82,6 +87,7 @@ async function* stream(
 ): AsyncGenerator<StreamItem, undefined> {
   const { subscription, position } = await hub.subscribe({ agentId, types });
   try {
+    yield { kind: "subscribed" };
     let last = after ?? position;
     let replay = after !== undefined;
     while (!signal.aborted) {

@@ -19,9 +19,11 @@ const until = (ctx: Context, signal: AbortSignal | undefined) =>
 
 /** A stream's items as server-sent events (SPEC §12.2). */
 async function* serverSentEvents(items: AsyncIterable<StreamItem>): AsyncGenerator<ServerSentEvent> {
-  yield { retry: RECONNECT_MS };
   for await (const item of items) {
-    if (item.kind === "event") yield { id: String(item.event.id), event: item.event.type, json: eventJson(item.event) };
+    // The first message, once the stream holds its place in the log.
+    if (item.kind === "subscribed") yield { retry: RECONNECT_MS };
+    else if (item.kind === "event")
+      yield { id: String(item.event.id), event: item.event.type, json: eventJson(item.event) };
     else if (item.kind === "gap") yield { event: "gap", data: { oldest_id: item.oldestId?.toString() ?? null } };
     else yield { comment: "keep-alive" };
   }

@@ -26,11 +26,13 @@ export interface TestAppOptions {
 /** The real app on its own fresh database, listening on a free port. */
 export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase(inject(options.sampleData ? "dataTemplateDatabase" : "templateDatabase"));
-  // Shedding on event-loop lag is off unless a test sets it: the machines tests run on are shared
-  // and often loaded, and a lagging test process would shed requests its test expects answered.
+  // Shedding on event-loop lag, and on a short wait for a slot, is off unless a test sets it: the
+  // machines tests run on are shared and often loaded, and a lagging test process would shed
+  // requests its test expects answered.
   const config = loadConfig({
     SEED_SAMPLE_DATA: "false",
     MAX_EVENT_LOOP_DELAY_MS: "600000",
+    MAX_QUEUE_MS: "10000",
     ...env,
     DATABASE_URL: database.url,
   });

@@ -17,6 +17,7 @@ export async function startServedApp(env: Record<string, string>): Promise<TestA
   const config = loadConfig({
     SEED_SAMPLE_DATA: "false",
     MAX_EVENT_LOOP_DELAY_MS: "600000",
+    MAX_QUEUE_MS: "10000",
     ...env,
     DATABASE_URL: database.url,
   });

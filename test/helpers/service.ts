@@ -22,6 +22,7 @@ export async function startService(env: Record<string, string>): Promise<Service
       LOG_LEVEL: "info",
       SEED_SAMPLE_DATA: "false",
       MAX_EVENT_LOOP_DELAY_MS: "600000",
+      MAX_QUEUE_MS: "10000",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

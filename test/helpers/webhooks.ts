@@ -15,6 +15,7 @@ export async function startWebhookApp(env: Record<string, string> = {}): Promise
     WEBHOOK_ALLOW_PRIVATE: "true",
     WEBHOOK_SECRETS_KEY: secretsKey,
     MAX_EVENT_LOOP_DELAY_MS: "60000",
+    MAX_QUEUE_MS: "10000",
     ...env,
   };
   const app = await startTestApp(settings);
