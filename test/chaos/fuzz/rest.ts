@@ -49,8 +49,13 @@ function pathSegments(operation: Operation): fc.Arbitrary<(string | Ref)[]> {
 }
 
 function queryValue(document: ServedDocument, parameter: Parameter): fc.Arbitrary<string | undefined> {
-  const valid = propertyValue(document, parameter.name, parameter.schema).map(
-    (v) => `${parameter.name}=${encodeURIComponent(String(v))}`,
+  const valid = propertyValue(document, parameter.name, parameter.schema).map((v) =>
+    // An object parameter (style deepObject, e.g. metadata) goes as name[key]=value pairs.
+    typeof v === "object" && v !== null
+      ? Object.entries(v)
+          .map(([key, item]) => `${parameter.name}[${encodeURIComponent(key)}]=${encodeURIComponent(String(item))}`)
+          .join("&")
+      : `${parameter.name}=${encodeURIComponent(String(v))}`,
   );
   const hostile = fc.constantFrom(...hostileQueryValues).map((v) => `${parameter.name}=${v}`);
   return fc.oneof(
