@@ -44,7 +44,12 @@ describe.each(providers)("shutdown on %s", (provider) => {
     const lostReasons: Record<string, number> = {};
 
     for (let run = 0; run < runs; run++) {
-      const service = await resources.service({ databaseUrl: database.url, label: `shutdown-${provider}-${run}` });
+      const service = await resources.service({
+        databaseUrl: database.url,
+        label: `shutdown-${provider}-${run}`,
+        // The 600 connections come from one loopback address, as from a proxy in front.
+        env: { MAX_CONNECTIONS_PER_CLIENT: "1000" },
+      });
       if (run === 0) await createAgents(service.url, 500, "listed");
       const load = resources.load("shutdown", {
         url: service.url,
