@@ -52,7 +52,9 @@ async function main() {
   // Before the listening line, so a port in use is a failed start (exit 1), never a start that ends.
   server.once("error", (error) => failStart(listenStartupError(error, config.host, config.port)));
   const graceful = gracefulShutdown(server);
-  server.listen(config.port, config.host, () => {
+  // A burst of new connections waits in the kernel's accept queue rather than being dropped
+  // (which a client only notices after seconds of SYN retries); the kernel caps it at somaxconn.
+  server.listen({ port: config.port, host: config.host, backlog: 4096 }, () => {
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
     logger.info({ host: config.host, port }, `listening on http://${config.host}:${port}`);
