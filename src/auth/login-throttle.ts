@@ -31,6 +31,8 @@ const throttleUnavailable = () =>
  */
 export class LoginThrottle {
   private readonly counters: { name: string; counter: RateLimiterAbstract }[];
+  /** The last pending count of each pair in this process, so the next one waits its turn. */
+  private readonly pairTurns = new Map<string, Promise<unknown>>();
 
   constructor(store: CounterStore, limits = loginLimits) {
     const counter = (keyPrefix: string, points: number) =>
@@ -51,7 +53,7 @@ export class LoginThrottle {
     for (const { name, counter } of this.counters) {
       const key = keys[name] as string;
       try {
-        await counter.consume(key);
+        await (name === "pair" ? this.inTurn(key, () => counter.consume(key)) : counter.consume(key));
         taken.push({ counter, key });
       } catch (outcome) {
         await Promise.allSettled(taken.map((p) => p.counter.reward(p.key)));
@@ -71,5 +73,25 @@ export class LoginThrottle {
         await giveBack(taken);
       },
     };
+  }
+
+  /**
+   * A burst of attempts for one pair is counted one after another in this
+   * process: once one is refused, the store refuses the rest from memory
+   * (see counterStore), so a flood of guesses costs a handful of queries
+   * instead of one each, and is refused at once instead of queueing for the
+   * counter's connections.
+   */
+  private inTurn<T>(key: string, count: () => Promise<T>): Promise<T> {
+    const counted = (this.pairTurns.get(key) ?? Promise.resolve()).then(count, count);
+    const settled = counted.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.pairTurns.set(key, settled);
+    void settled.then(() => {
+      if (this.pairTurns.get(key) === settled) this.pairTurns.delete(key);
+    });
+    return counted;
   }
 }

@@ -23,7 +23,7 @@ export function createLimits({ config }: AppDeps): Limits {
   const requests =
     perMinute > 0
       ? requestLimit(
-          store({ keyPrefix: "requests", points: perMinute, durationSeconds: 60, cheapRefusals: true }),
+          store({ keyPrefix: "requests", points: perMinute, durationSeconds: 60, countInMemoryWhenDown: true }),
           perMinute,
           (req) => senderOf(req, config, clientOf(req)),
         )

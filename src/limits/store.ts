@@ -15,12 +15,11 @@ export interface CounterOptions {
   points: number;
   durationSeconds: number;
   /**
-   * On PostgreSQL: keys already over the limit are refused from this
-   * process's memory until their window ends, and an unreachable database
-   * falls back to counting in memory. For the request limit; the login
-   * throttle wants every count in the database or nothing.
+   * On PostgreSQL, an unreachable database falls back to counting in this
+   * process's memory. For the request limit; the login throttle wants every
+   * count in the database or nothing.
    */
-  cheapRefusals?: boolean;
+  countInMemoryWhenDown?: boolean;
 }
 
 /** A connection or two is plenty for one upsert per request; the app's own pool is left to the app. */
@@ -56,8 +55,13 @@ export function counterStore(provider: Provider, databaseUrl: string) {
         keyPrefix,
         points,
         duration,
-        ...(options.cheapRefusals && {
-          inMemoryBlockOnConsumed: points + 1,
+        // A key already over its limit is refused from this process's memory until its
+        // window ends: a flood of refused requests costs no query. Refusals count too, so
+        // such a key gets back under only by `delete` (which clears this process's block)
+        // or when attempts still pending are given back after a database failure: rare
+        // enough to leave the block as it is.
+        inMemoryBlockOnConsumed: points + 1,
+        ...(options.countInMemoryWhenDown && {
           insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
         }),
       });
