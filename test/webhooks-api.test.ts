@@ -323,7 +323,15 @@ describe("the delivery log", () => {
       api.POST("/webhooks", { params: { header: header(key) }, body: { ...body, description } });
     const first = await create("webhooks-create");
     expect(first.response.status).toBe(201);
-    expect((await create("webhooks-create")).response.headers.get("idempotent-replayed")).toBe("true");
+    const replayed = await create("webhooks-create");
+    expect(replayed.response.headers.get("idempotent-replayed")).toBe("true");
+    // The replay shows the same secret, which the kept response holds only sealed.
+    expect(replayed.data).toEqual(first.data);
+    const secret = (first.data?.secret ?? "").slice("whsec_".length);
+    expect(secret).toHaveLength(44);
+    const kept = await app.database.db.prisma.idempotencyKey.findMany();
+    expect(kept.length).toBeGreaterThan(0);
+    expect(JSON.stringify(kept)).not.toContain(secret);
     expect((await create("webhooks-create", "Other")).response.status).toBe(422);
     await claimRunning("webhooks-create-running", "webhooks.create", body);
     expect((await create("webhooks-create-running")).response.status).toBe(409);

@@ -3,6 +3,7 @@ import { AppError, type ErrorDetails, type ErrorKind } from "../errors.js";
 import { appErrorOf } from "../http/errors.js";
 import type { Context } from "../trpc/context.js";
 import type { ProcedureMeta } from "../trpc/init.js";
+import { cipherFor } from "../webhooks/cipher.js";
 import { fingerprintOf, idempotencyKeyOf } from "./key.js";
 import { markReplayed } from "./replayed.js";
 import { senderOf } from "./sender.js";
@@ -37,9 +38,28 @@ function successOf(meta: Meta, data: unknown, input: unknown) {
 
 type KeptError = { kind: ErrorKind; message: string; details?: ErrorDetails; headers?: Record<string, string> };
 
+/**
+ * A kept response body is sealed with the key that seals webhook secrets, and
+ * bound to its sender and key: the answer to a webhook's creation holds the
+ * secret, which a database dump alone must not hand out (SPEC §12.3).
+ */
+const sealingName = (sender: string, key: string) => `idempotency ${sender} ${key}`;
+
+const unreadable = () =>
+  new AppError(
+    "conflict",
+    "The response kept for this Idempotency-Key can no longer be read (the service's key changed); use a new key",
+  );
+
 /** The kept response again: the result, or the error, the first request ended with. */
-function replay(kept: KeptRequest) {
-  const body = JSON.parse(kept.response_body ?? "null");
+function replay(ctx: Context, sender: string, key: string, kept: KeptRequest) {
+  let text: string;
+  try {
+    text = cipherFor(ctx.config).decrypt(kept.response_body ?? "", sealingName(sender, key));
+  } catch {
+    throw unreadable();
+  }
+  const body = JSON.parse(text);
   if ((kept.response_status ?? 0) < 400) return { ok: true as const, data: body };
   const error = body as KeptError;
   throw new AppError(error.kind, error.message, error.details, error.headers);
@@ -83,7 +103,7 @@ export async function idempotency({ ctx, meta, path, type, getRawInput, next }: 
     if (kept.fingerprint !== fingerprint) throw reused();
     if (kept.state !== "done") throw inFlight();
     markReplayed(ctx.req);
-    return replay(kept);
+    return replay(ctx, sender, key, kept);
   }
   if (!claimed) throw inFlight();
   const result = await next();
@@ -112,8 +132,10 @@ async function settle(
   response: { status: number; headers: Record<string, string>; body: unknown } | undefined,
 ) {
   try {
-    if (response) await store.keep(ctx.db, sender, key, response, ctx.config.idempotency.ttlMs);
-    else await store.release(ctx.db, sender, key);
+    if (response) {
+      const sealed = cipherFor(ctx.config).encrypt(JSON.stringify(response.body ?? null), sealingName(sender, key));
+      await store.keep(ctx.db, sender, key, { ...response, body: sealed }, ctx.config.idempotency.ttlMs);
+    } else await store.release(ctx.db, sender, key);
   } catch (error) {
     ctx.logger.error({ request_id: ctx.requestId, err: error }, "could not keep the idempotent response");
   }

@@ -61,19 +61,13 @@ export const idempotencyStore = {
     db: Queryable,
     sender: string,
     key: string,
-    response: { status: number; headers: Record<string, string>; body: unknown },
+    /** `body`: the response body as the caller stores it (sealed). */
+    response: { status: number; headers: Record<string, string>; body: string },
     ttlMs: number,
   ): Promise<void> {
     const { status, headers, body } = response;
     const expiresAt = new Date(Date.now() + ttlMs);
-    await db.run(statements.keep, [
-      sender,
-      key,
-      status,
-      JSON.stringify(headers),
-      JSON.stringify(body ?? null),
-      expiresAt,
-    ]);
+    await db.run(statements.keep, [sender, key, status, JSON.stringify(headers), body, expiresAt]);
   },
 
   release: (db: Queryable, sender: string, key: string) => db.run(statements.release, [sender, key]),
