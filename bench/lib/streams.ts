@@ -58,7 +58,12 @@ const percentile = (values: number[], p: number) => {
 
 async function run(ctx: Context, streams: number) {
   const url = await ctx.dbs.copy(ctx.template, `streams_${streams}`);
-  const target = await startService(`streams-${streams}`, { databaseUrl: url, logFile: ctx.logFile });
+  const target = await startService(`streams-${streams}`, {
+    databaseUrl: url,
+    logFile: ctx.logFile,
+    // The streams and the load come from one loopback address: more than one client's connection cap.
+    env: { MAX_CONNECTIONS_PER_CLIENT: String(STREAMS + 2 * ctx.options.connections) },
+  });
   const delays: number[] = [];
   try {
     const close = streams > 0 ? await openStreams(target.url, streams, delays) : async () => {};
