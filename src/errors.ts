@@ -48,7 +48,11 @@ export const errorCatalogue = {
     trpc: "METHOD_NOT_SUPPORTED",
     v1: "METHOD_NOT_ALLOWED",
     body: "detail",
-    response: { name: "MethodNotAllowed", description: "Known path, other method", headers: ["Allow"] },
+    response: {
+      name: "MethodNotAllowed",
+      description: "The path does not answer this method; Allow lists the methods it does",
+      headers: ["Allow"],
+    },
   },
   conflict: {
     status: 409,

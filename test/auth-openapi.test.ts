@@ -75,7 +75,17 @@ describe("/openapi.json security per AUTH_POLICY", () => {
       expect(token.security).toEqual([]);
       expect(Object.keys(token.requestBody?.content ?? {})).toEqual(["application/x-www-form-urlencoded"]);
       // Shed when overloaded, or the database is unreachable: 503 like every operation.
-      expect(Object.keys(token.responses).sort()).toEqual(["200", "400", "401", "413", "415", "429", "500", "503"]);
+      expect(Object.keys(token.responses).sort()).toEqual([
+        "200",
+        "400",
+        "401",
+        "405",
+        "413",
+        "415",
+        "429",
+        "500",
+        "503",
+      ]);
     }
   });
 });

@@ -270,7 +270,7 @@ describe("the OpenAPI document", () => {
     expect(body.paths["/v1/health"].get.responses["503"]).toEqual({
       $ref: "#/components/responses/HealthUnavailable",
     });
-    expect(Object.keys(body.paths["/v1/cars/list"].get.responses)).toEqual(["301"]);
+    expect(Object.keys(body.paths["/v1/cars/list"].get.responses)).toEqual(["301", "405"]);
     expect(body.paths["/cars"].get.parameters.at(-1)).toMatchObject({ in: "header", name: "X-API-Version" });
     expect(body.paths["/v2/health"]).toBeUndefined();
     expect(v1.deprecated).toBeUndefined();

@@ -37,12 +37,23 @@ describe("/openapi.json", () => {
     const { openapi, paths } = await loadDocument();
     expect(openapi).toMatch(/^3\./);
     const statuses = (path: string, method: string) => Object.keys(paths[path]?.[method]?.responses ?? {}).sort();
-    expect(statuses("/agents", "get")).toEqual(["200", "400", "500", "503"]);
-    // 409 and 422: an Idempotency-Key in flight or reused (SPEC §13.1); 304 and 412: conditional requests (§13.2).
-    expect(statuses("/agents", "post")).toEqual(["201", "400", "409", "413", "415", "422", "500", "503"]);
-    expect(statuses("/agents/{agent_id}", "get")).toEqual(["200", "304", "404", "500", "503"]);
-    expect(statuses("/agents/{agent_id}", "put")).toEqual(["200", "400", "404", "412", "413", "415", "500", "503"]);
-    expect(statuses("/agents/{agent_id}", "delete")).toEqual(["204", "400", "404", "412", "500", "503"]);
+    expect(statuses("/agents", "get")).toEqual(["200", "400", "405", "500", "503"]);
+    // 405: another method at the path (SPEC §1); 409 and 422: an Idempotency-Key in flight or reused (§13.1);
+    // 304 and 412: conditional requests (§13.2).
+    expect(statuses("/agents", "post")).toEqual(["201", "400", "405", "409", "413", "415", "422", "500", "503"]);
+    expect(statuses("/agents/{agent_id}", "get")).toEqual(["200", "304", "404", "405", "500", "503"]);
+    expect(statuses("/agents/{agent_id}", "put")).toEqual([
+      "200",
+      "400",
+      "404",
+      "405",
+      "412",
+      "413",
+      "415",
+      "500",
+      "503",
+    ]);
+    expect(statuses("/agents/{agent_id}", "delete")).toEqual(["204", "400", "404", "405", "412", "500", "503"]);
     expect(paths["/agents"]?.post?.responses["201"]).toMatchObject({
       headers: { Location: expect.any(Object) },
       content: { "application/json": { schema: { $ref: "#/components/schemas/Agent" } } },

@@ -356,13 +356,14 @@ describe("the delivery log", () => {
     expect((await redeliver("webhooks-redeliver", other)).response.status).toBe(422);
   });
 
-  it("saw every documented status of every webhook operation but 500 and 503", () => {
+  it("saw every documented status of every webhook operation but 405, 500 and 503", () => {
+    // 405 answers a method the path has no operation for: openapi-method-not-allowed.test.ts sends one to every path.
     const documented = Object.entries(document.paths)
       .filter(([path]) => path.startsWith("/webhooks"))
       .flatMap(([path, item]) =>
         Object.entries(item).flatMap(([method, { responses }]) =>
           Object.keys(responses)
-            .filter((status) => !["500", "503"].includes(status))
+            .filter((status) => !["405", "500", "503"].includes(status))
             .map((status) => `${method.toUpperCase()} ${path} ${status}`),
         ),
       );

@@ -1,4 +1,5 @@
 import type { Config } from "../config.js";
+import { errorResponseRefs } from "../http/openapi/errors.js";
 import { procedureMetas } from "../http/procedure-metas.js";
 import type { Meta } from "../http/rest/procedures.js";
 import type { AppRouter } from "../routers/index.js";
@@ -168,7 +169,8 @@ function rootAlias(
               "application/json": {
                 // The default version's examples: what a request without X-API-Version gets.
                 ...(mine?.content as Content | undefined)?.["application/json"],
-                ...examplesOf(schemas, [version, otherVersion], components),
+                // One example per version only where the versions' bodies differ.
+                ...(distinct.length > 1 ? examplesOf(schemas, [version, otherVersion], components) : {}),
                 schema: distinct.length === 1 ? distinct[0] : { oneOf: distinct },
               },
             },
@@ -237,6 +239,8 @@ export function documentVersionedRoutes<T extends object>(
     for (const [route, endpoint] of endpoints) {
       // The data groups never ask for credentials.
       const operation = { ...operationOf(version, route, endpoint), security: [] };
+      // Another method gets SPEC §1's 405, in every version (the dispatcher answers it as on every path).
+      Object.assign(operation.responses, errorResponseRefs([405]));
       if (version === 1 && config.apiV1Sunset) {
         deprecate(operation, endpoint.kind === "redirect" || table.get(2)?.has(route) ? "v2" : undefined);
       }

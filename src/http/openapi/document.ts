@@ -80,6 +80,9 @@ export function buildOpenApiDocument(
       }
       const errorStatuses = new Set((meta.openapi?.errorResponses as number[] | undefined) ?? []);
       if (["post", "put", "patch"].includes(method)) for (const s of [400, 413, 415]) errorStatuses.add(s);
+      // Another method at the path is 405 with Allow (SPEC §1). A path item has no responses of its
+      // own, so each of its operations documents it.
+      errorStatuses.add(405);
       // Any operation can fail unexpectedly, or be shed when overloaded or the database is down.
       errorStatuses.add(500);
       errorStatuses.add(503);

@@ -33,7 +33,7 @@ export const tokenPaths: ExtraPaths = {
             },
           },
         },
-        ...errorResponseRefs([400, 413, 415, 429, 500, 503]),
+        ...errorResponseRefs([400, 405, 413, 415, 429, 500, 503]),
       },
     },
   },
