@@ -90,4 +90,32 @@ describe(`the ${testProvider} migrations`, () => {
       await admin.end();
     }
   });
+
+  it("let the rate limiter's cleanup find expired counts through an index, not by reading the whole table", async () => {
+    // rate-limiter-flexible's own statement, run every few minutes by every process.
+    const cleanup = "DELETE FROM rate_limits WHERE expire < 1";
+    if (testProvider === "sqlite") {
+      const db = new Database(migrated.url.replace(/^file:/, ""), { readonly: true });
+      try {
+        const plan = db.prepare(`EXPLAIN QUERY PLAN ${cleanup}`).all() as { detail: string }[];
+        expect(plan.map((step) => step.detail)).toEqual([
+          "SEARCH rate_limits USING INDEX rate_limits_expire_idx (expire<?)",
+        ]);
+      } finally {
+        db.close();
+      }
+      return;
+    }
+    const client = new pg.Client({ connectionString: migrated.url });
+    await client.connect();
+    try {
+      // The table is empty here, where reading it whole is cheapest: only whether an index serves the query is asked.
+      await client.query("SET enable_seqscan = off");
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${cleanup}`);
+      const plan = rows.map((row) => row["QUERY PLAN"]).join("\n");
+      expect(plan).toMatch(/ on rate_limits_expire_idx .*\n.*Index Cond: \(expire < 1\)/);
+    } finally {
+      await client.end();
+    }
+  });
 });

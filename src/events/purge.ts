@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Database, type Queryable, statement } from "../db/index.js";
 import type { Logger } from "../logger.js";
+import { feedCursor } from "../webhooks/webhook-rows.js";
 import { horizon } from "./read.js";
 
 // Small batches, each its own short transaction, with a pause between them:
@@ -12,11 +13,20 @@ const EVERY_MS = 60_000;
 
 const purgedCursor = "events:purged_through";
 
-// The oldest events, in id order; on PostgreSQL only those below the readers'
-// horizon, so no event with a smaller id can commit after the purge.
+// The webhook feeder's cursor: the events after it are not deliveries yet.
+// It exists while a webhook is enabled; once none is, the feeder drops it at
+// its next round (../webhooks/feeder.ts) and age alone decides. It only moves
+// forward, or is dropped and made again at the log's head, so an event at or
+// below the position read here has still been passed when it is deleted.
+const largestBigint = 2n ** 63n - 1n;
+const fedThrough = `COALESCE((SELECT position FROM outbox_cursors WHERE name = '${feedCursor}'), ${largestBigint})`;
+
+// The oldest events the webhook feeder has passed, in id order; on PostgreSQL
+// only those below the readers' horizon, so no event with a smaller id can
+// commit after the purge.
 const oldestEvents = statement<{ id: bigint; occurred_at: string }, [limit: number]>("events_purge_candidates", {
-  sqlite: "SELECT id, occurred_at FROM events ORDER BY id LIMIT $1",
-  postgresql: `SELECT id, occurred_at FROM events WHERE id < ${horizon} ORDER BY id LIMIT $1`,
+  sqlite: `SELECT id, occurred_at FROM events WHERE id <= ${fedThrough} ORDER BY id LIMIT $1`,
+  postgresql: `SELECT id, occurred_at FROM events WHERE id <= ${fedThrough} AND id < ${horizon} ORDER BY id LIMIT $1`,
 });
 const deleteThrough = statement<unknown, [through: bigint]>("events_purge", "DELETE FROM events WHERE id <= $1");
 const recordPurged = statement<unknown, [through: bigint]>(
@@ -47,8 +57,8 @@ export async function oldestEventId(db: Queryable): Promise<bigint | undefined> 
 
 /**
  * Deletes, from the start of the log, the events that occurred before
- * `cutoff`, one batch per transaction; stops at the first event to keep.
- * Returns how many were deleted.
+ * `cutoff` and that the webhook feeder has passed, one batch per transaction;
+ * stops at the first event to keep. Returns how many were deleted.
  */
 export async function purgeEvents(db: Database, cutoff: Date, signal?: AbortSignal): Promise<number> {
   let deleted = 0;

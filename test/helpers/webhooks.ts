@@ -3,13 +3,24 @@ import { expect } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import type { DeliveryOut, WebhookOut } from "../../src/schemas/webhooks.js";
-import { startWebhookDelivery } from "../../src/webhooks/delivery.js";
+import { startWebhookDelivery, type WebhookDelivery } from "../../src/webhooks/delivery.js";
 import { startTestApp, type TestApp } from "./app.js";
 
 export const secretsKey = "test-webhook-secrets-key-of-32-bytes-or-more";
 
-/** The app on its own database, with webhook delivery running as in the service; private addresses allowed. */
-export async function startWebhookApp(env: Record<string, string> = {}): Promise<TestApp> {
+export interface WebhookApp extends TestApp {
+  /** Starts webhook delivery in this process, as the service does when it starts (once; later calls do nothing). */
+  startDelivery: () => void;
+}
+
+/**
+ * The app on its own database, with webhook delivery running as in the service; private addresses allowed.
+ * With `delivering: false`, delivery waits for `startDelivery()`: as if every instance's feeder were down.
+ */
+export async function startWebhookApp(
+  env: Record<string, string> = {},
+  { delivering = true }: { delivering?: boolean } = {},
+): Promise<WebhookApp> {
   // Load shedding is not under test here, and the machine may be busy: a slow event loop must not turn into 503s.
   const settings = {
     WEBHOOK_ALLOW_PRIVATE: "true",
@@ -26,11 +37,16 @@ export async function startWebhookApp(env: Record<string, string> = {}): Promise
       callback();
     },
   });
-  const delivery = startWebhookDelivery({ db: app.database.db, config, logger: createLogger("debug", sink) });
+  let delivery: WebhookDelivery | undefined;
+  const startDelivery = () => {
+    delivery ??= startWebhookDelivery({ db: app.database.db, config, logger: createLogger("debug", sink) });
+  };
+  if (delivering) startDelivery();
   return {
     ...app,
+    startDelivery,
     close: async () => {
-      await delivery.stop();
+      await delivery?.stop();
       await app.close();
     },
   };

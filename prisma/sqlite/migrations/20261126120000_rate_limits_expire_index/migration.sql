@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "rate_limits_expire_idx" ON "rate_limits"("expire");
+
