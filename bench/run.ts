@@ -12,7 +12,8 @@ import { listsBench, listsWanted } from "./lib/lists.js";
 import { listQueryPlans } from "./lib/plans.js";
 import { profileScenarios } from "./lib/profile-run.js";
 import { machine, type ProviderReport, renderReport } from "./lib/report.js";
-import { runRounds } from "./lib/rounds.js";
+import { runRounds, scenariosFor } from "./lib/rounds.js";
+import { rungBench } from "./lib/rungs/bench.js";
 import { dataGroupPaths, markRunning, seedAgents } from "./lib/seed.js";
 import { streamBench } from "./lib/streams.js";
 import { root, startService } from "./lib/targets.js";
@@ -81,8 +82,23 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
     }
     // (i): the mix of (f) with 200 event streams open.
     if (options.scenarios.length === 0 || options.scenarios.includes("i")) notes.push(...(await streamBench(context)));
-    if (options.scenarios.length > 0 && options.scenarios.every((key) => key === "i")) {
-      return { provider, rows: [], notes, exitCodes: [], growth: [], plans: [], profiles: [] };
+    // GET /agents/{id} from the baseline to the whole service, a layer at a time.
+    const rungs =
+      options.scenarios.length === 0 || options.scenarios.includes("rungs") ? await rungBench(context) : undefined;
+    if (scenariosFor(status, groups, options.scenarios).length === 0) {
+      // Nothing for the rounds (or the growth table) to measure.
+      return {
+        provider,
+        rows: [],
+        notes,
+        exitCodes: [],
+        growth: [],
+        plans: [],
+        profiles: [],
+        rungs,
+        leases: await leases(),
+        webhooks: await webhooks(),
+      };
     }
     const { rows, exitCodes } = await runRounds(context);
     const growth = options.growth ? await growthReport({ dbs, options, logFile, log }) : { rows: [], url: undefined };
@@ -95,6 +111,7 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
       growth: growth.rows,
       plans,
       profiles: [],
+      rungs,
       leases: await leases(),
       webhooks: await webhooks(),
     };

@@ -6,6 +6,7 @@ import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
+import type { AgentStore } from "./store.js";
 import { pgStore } from "./store-pg.js";
 import { sqliteStore } from "./store-sqlite.js";
 import { type FieldIssue, isUuid, parseAgentCreate, parseAgentPatch, parseListQuery, transitions } from "./validate.js";
@@ -64,10 +65,14 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   return value;
 }
 
-export function createBaselineServer(databaseUrl: string, migrationsDir: string) {
-  const store = databaseUrl.startsWith("postgres")
+/** The baseline's statements on `databaseUrl`: better-sqlite3, or a pool of 10 `pg` connections. */
+export const openStore = (databaseUrl: string, migrationsDir: string): AgentStore =>
+  databaseUrl.startsWith("postgres")
     ? pgStore(databaseUrl, 10)
     : sqliteStore(databaseUrl.replace(/^file:/, ""), migrationsDir);
+
+export function createBaselineServer(databaseUrl: string, migrationsDir: string) {
+  const store = openStore(databaseUrl, migrationsDir);
 
   async function route(req: IncomingMessage, url: URL): Promise<Reply> {
     const method = req.method ?? "GET";

@@ -2,6 +2,7 @@ import { cpus, totalmem } from "node:os";
 import { type LeaseBench, leaseReport } from "./leases.js";
 import type { QueryPlan } from "./plans.js";
 import type { ProfileSummary } from "./profile.js";
+import { type RungRow, rungReport } from "./rungs/bench.js";
 import { reportOrder } from "./scenarios.js";
 import type { Summary } from "./stats.js";
 import { type WebhookBench, webhookReport } from "./webhooks.js";
@@ -33,6 +34,8 @@ export interface ProviderReport {
   leases?: LeaseBench;
   /** Scenario (j), when it ran. */
   webhooks?: WebhookBench;
+  /** The rungs scenario, when it ran. */
+  rungs?: RungRow[];
 }
 
 const f = (value: number | undefined, digits = 0) => (value === undefined ? "–" : value.toFixed(digits));
@@ -89,8 +92,9 @@ export function renderReport(reports: ProviderReport[], header: string[]): strin
     const rows = [...r.rows].sort((x, y) => reportOrder.indexOf(x.key) - reportOrder.indexOf(y.key));
     out.push(`## ${r.provider}`, "");
     if (rows.length === 0) {
-      // Only (h) ran.
-      out.push(...leaseReport(r.leases), ...webhookReport(r.webhooks));
+      // Only scenarios outside the rounds ran: (h), (i), (j), rungs.
+      if (r.notes.length) out.push("Notes:", ...r.notes.map((n) => `- ${n}`), "");
+      out.push(...rungReport(r.rungs), ...leaseReport(r.leases), ...webhookReport(r.webhooks));
       continue;
     }
     out.push(
@@ -108,7 +112,7 @@ export function renderReport(reports: ProviderReport[], header: string[]): strin
     out.push("", "Targets:", ...targets(rows, r.growth), "");
     if (r.notes.length) out.push("Notes:", ...r.notes.map((n) => `- ${n}`), "");
     out.push(`Exit codes after SIGTERM: ${r.exitCodes.join(", ")}`, "");
-    out.push(...leaseReport(r.leases), ...webhookReport(r.webhooks));
+    out.push(...rungReport(r.rungs), ...leaseReport(r.leases), ...webhookReport(r.webhooks));
     if (r.growth.length) {
       out.push(
         "### Growth (1 worker; p50 / p99 ms at 32 connections, service/baseline throughput ratio)",

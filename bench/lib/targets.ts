@@ -75,11 +75,11 @@ function treeCpu(pid: number): number {
   return total;
 }
 
-async function waitReady(url: string, child: ChildProcess, logFile: string) {
+async function waitReady(url: string, child: ChildProcess, logFile: string, readyPath: string) {
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`${url} exited with ${child.exitCode}; see ${logFile}`);
     try {
-      const res = await fetch(`${url}/agents?limit=1`);
+      const res = await fetch(`${url}${readyPath}`);
       if (res.status === 200) return;
     } catch {
       // Not listening yet.
@@ -89,7 +89,13 @@ async function waitReady(url: string, child: ChildProcess, logFile: string) {
   throw new Error(`${url} did not become ready; see ${logFile}`);
 }
 
-async function launch(name: string, args: string[], env: Record<string, string>, logFile: string): Promise<Target> {
+async function launch(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  logFile: string,
+  readyPath = "/agents?limit=1",
+): Promise<Target> {
   const port = await freePort();
   const out = openSync(logFile, "a");
   const child = spawn(process.execPath, args, {
@@ -98,7 +104,7 @@ async function launch(name: string, args: string[], env: Record<string, string>,
     stdio: ["ignore", out, out],
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitReady(url, child, logFile);
+  await waitReady(url, child, logFile, readyPath);
   const pid = child.pid as number;
   let peak = 0;
   const sampler = setInterval(() => {
@@ -149,5 +155,25 @@ export function startBaseline(databaseUrl: string, logFile: string): Promise<Tar
     ["--import", "tsx", join(root, "bench/baseline/server.ts")],
     { NODE_ENV: "production", DATABASE_URL: databaseUrl },
     logFile,
+  );
+}
+
+/**
+ * A rung server of bench/lib/rungs/ (`express`, `service-function`,
+ * `procedure`): ready once `readyPath` (one agent) answers 200.
+ */
+export function startRung(rung: string, databaseUrl: string, logFile: string, readyPath: string): Promise<Target> {
+  return launch(
+    rung,
+    ["--import", "tsx", join(root, `bench/lib/rungs/${rung}.ts`)],
+    {
+      NODE_ENV: "production",
+      JWT_SECRET: randomBytes(32).toString("hex"),
+      WEBHOOK_SECRETS_KEY: randomBytes(32).toString("hex"),
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: "info",
+    },
+    logFile,
+    readyPath,
   );
 }
