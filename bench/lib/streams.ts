@@ -30,7 +30,8 @@ async function openStreams(url: string, count: number, delays: number[]) {
     Array.from({ length: count }, async () => {
       const res = await fetch(`${url}/events/stream`, { signal: stop.signal });
       if (res.status !== 200 || !res.body) throw new Error(`stream refused: ${res.status}`);
-      return (async () => {
+      // Wrapped: an async function returning the reading promise itself would wait for it to end.
+      const reading = (async () => {
         const decoder = new TextDecoder();
         try {
           for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
@@ -43,11 +44,12 @@ async function openStreams(url: string, count: number, delays: number[]) {
           // Closed at the end of the run.
         }
       })();
+      return { reading };
     }),
   );
   return async () => {
     stop.abort();
-    await Promise.all(readers);
+    await Promise.all(readers.map((reader) => reader.reading));
   };
 }
 
