@@ -1,5 +1,6 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import formats from "ajv-formats";
+import type { Middleware } from "openapi-fetch";
 
 type Schema = Record<string, unknown>;
 type Response = { $ref?: string; content?: Record<string, { schema?: Schema }> };
@@ -64,4 +65,30 @@ export function responseChecker(document: OpenApiDocument) {
     if (validate(value)) return [];
     return (validate.errors ?? []).map((e) => `${operation}: body${e.instancePath} ${e.message} (${e.schemaPath})`);
   };
+}
+
+/**
+ * An openapi-fetch middleware that checks every response a client receives
+ * against the document: `problems` holds what disagreed (for the test that
+ * met it to fail), `observed` every response seen (for a test that every
+ * documented status was met).
+ */
+export function responseRecorder(document: OpenApiDocument) {
+  const check = responseChecker(document);
+  const observed: ObservedResponse[] = [];
+  const problems: string[] = [];
+  const middleware: Middleware = {
+    async onResponse({ request, response, schemaPath }) {
+      const seen = {
+        method: request.method,
+        path: schemaPath,
+        status: response.status,
+        contentType: response.headers.get("content-type"),
+        body: await response.clone().text(),
+      };
+      observed.push(seen);
+      problems.push(...check(seen));
+    },
+  };
+  return { middleware, observed, problems };
 }
