@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { followStart } from "./spawn.js";
 
 const projectRoot = new URL("../..", import.meta.url).pathname;
 
@@ -27,27 +28,12 @@ export async function startService(env: Record<string, string>): Promise<Service
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr?.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout?.on("data", () => {
-      const match = /"port":(\d+)/.exec(stdout);
-      if (match) resolve(Number(match[1]));
-    });
-    void exited.then(() => reject(new Error(`exited before listening: ${stderr}`)));
-  });
+  const { exited, port, output } = followStart(child);
   return {
     child,
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://127.0.0.1:${await port}`,
     exited,
-    output: () => ({ stdout, stderr }),
+    output,
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await exited;

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 
 export interface Finished {
   code: number | null;
@@ -24,4 +24,28 @@ export function run(command: string, args: string[], env: NodeJS.ProcessEnv, inp
     child.on("close", (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(input);
   });
+}
+
+/**
+ * Follows a service process as it starts: its output so far, its exit code,
+ * and the port it logs once it listens (rejected if it exits first).
+ */
+export function followStart(child: ChildProcess) {
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const port = new Promise<number>((resolve, reject) => {
+    child.stdout?.on("data", () => {
+      const match = /"port":(\d+)/.exec(stdout);
+      if (match) resolve(Number(match[1]));
+    });
+    void exited.then((code) => reject(new Error(`exited (${code}) before listening:\n${stdout}\n${stderr}`)));
+  });
+  return { exited, port, output: () => ({ stdout, stderr }) };
 }
