@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { afterAll, beforeAll, inject } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./databases.js";
 import { followStart } from "./spawn.js";
 
 const projectRoot = new URL("../..", import.meta.url).pathname;
@@ -37,6 +39,35 @@ export async function startService(env: Record<string, string>): Promise<Service
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await exited;
+    },
+  };
+}
+
+/**
+ * For a file of tests on service processes: a fresh database before its tests,
+ * and `start`, which runs the service on it with `settings` and then `env`.
+ * After the file, every service started is killed and the database dropped.
+ */
+export function servicesOnTestDatabase(settings: Record<string, string> = {}) {
+  let database: TestDatabase | undefined;
+  const services: ServiceProcess[] = [];
+  beforeAll(async () => {
+    database = await createTestDatabase(inject("templateDatabase"));
+  });
+  afterAll(async () => {
+    for (const service of services) await service.kill();
+    await database?.drop();
+  });
+  const created = () => {
+    if (!database) throw new Error("the database is created before the file's tests");
+    return database;
+  };
+  return {
+    database: created,
+    start: async (env: Record<string, string> = {}) => {
+      const service = await startService({ DATABASE_URL: created().url, ...settings, ...env });
+      services.push(service);
+      return service;
     },
   };
 }
