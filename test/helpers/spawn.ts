@@ -15,19 +15,24 @@ export function run(command: string, args: string[], env: NodeJS.ProcessEnv, inp
   return finished(child);
 }
 
+/** What a process has written so far, kept as it comes. */
+function outputOf(child: ChildProcess) {
+  const output = { stdout: "", stderr: "" };
+  child.stdout?.on("data", (chunk) => {
+    output.stdout += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    output.stderr += chunk;
+  });
+  return () => ({ ...output });
+}
+
 /** A process's exit code and all it wrote, once it has ended and closed its output. */
 export function finished(child: ChildProcess): Promise<Finished> {
+  const output = outputOf(child);
   return new Promise((resolve, reject) => {
-    let stdout = "";
-    let stderr = "";
-    child.stdout?.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr?.on("data", (chunk) => {
-      stderr += chunk;
-    });
     child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.on("close", (code) => resolve({ code, ...output() }));
   });
 }
 
@@ -36,21 +41,17 @@ export function finished(child: ChildProcess): Promise<Finished> {
  * and the port it logs once it listens (rejected if it exits first).
  */
 export function followStart(child: ChildProcess) {
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr?.on("data", (chunk) => {
-    stderr += chunk;
-  });
+  const output = outputOf(child);
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   const port = new Promise<number>((resolve, reject) => {
     child.stdout?.on("data", () => {
-      const match = /"port":(\d+)/.exec(stdout);
+      const match = /"port":(\d+)/.exec(output().stdout);
       if (match) resolve(Number(match[1]));
     });
-    void exited.then((code) => reject(new Error(`exited (${code}) before listening:\n${stdout}\n${stderr}`)));
+    void exited.then((code) => {
+      const { stdout, stderr } = output();
+      reject(new Error(`exited (${code}) before listening:\n${stdout}\n${stderr}`));
+    });
   });
-  return { exited, port, output: () => ({ stdout, stderr }) };
+  return { exited, port, output };
 }
