@@ -1,38 +1,19 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentOut } from "../src/schemas/agents.js";
 import type { EventOut } from "../src/schemas/events.js";
 import type { TaskOut } from "../src/schemas/tasks.js";
-import { createTestDatabase, type TestDatabase, testProvider } from "./helpers/databases.js";
-import { call, type ServiceProcess, startService } from "./helpers/service.js";
+import { testProvider } from "./helpers/databases.js";
+import { call, type ServiceProcess, servicesOnTestDatabase } from "./helpers/service.js";
 import { isEvent, openStream, type SseMessage } from "./helpers/sse.js";
 
 // The event log across real processes (SPEC §12.1, §12.2): two instances on one
 // database, a cluster of workers, and SIGTERM while a stream is open.
-let database: TestDatabase;
-const services: ServiceProcess[] = [];
-beforeAll(async () => {
-  database = await createTestDatabase(inject("templateDatabase"));
-});
-afterAll(async () => {
-  for (const service of services) await service.kill();
-  await database.drop();
-});
-
-async function start(env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const service = await startService({
-    DATABASE_URL: database.url,
-    MAX_EVENT_LOOP_DELAY_MS: "60000",
-    MAX_QUEUE_MS: "10000",
-    ...env,
-  });
-  services.push(service);
-  return service;
-}
+const { database, start } = servicesOnTestDatabase({ MAX_EVENT_LOOP_DELAY_MS: "60000", MAX_QUEUE_MS: "10000" });
 
 const storedIdsAfter = async (mark: bigint) =>
   (
-    await database.db.prisma.event.findMany({
+    await database().db.prisma.event.findMany({
       where: { id: { gt: mark } },
       select: { id: true },
       orderBy: { id: "asc" },
@@ -127,7 +108,7 @@ describe(`WEB_CONCURRENCY=2 on ${testProvider}`, () => {
     const primary: ChildProcess = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       env: {
         ...process.env,
-        DATABASE_URL: database.url,
+        DATABASE_URL: database().url,
         PORT: "0",
         WEB_CONCURRENCY: "2",
         SEED_SAMPLE_DATA: "false",

@@ -6,14 +6,14 @@ import type { AppRouter } from "../src/routers/index.js";
 import type { AgentOut } from "../src/schemas/agents.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent } from "./helpers/factories.js";
-import { type OpenApiDocument, responseChecker } from "./helpers/openapi-responses.js";
+import { documentedBy } from "./helpers/openapi-responses.js";
 
 // SPEC §13.1 over REST and tRPC, on the database the run uses.
 let app: TestApp;
-let check: ReturnType<typeof responseChecker>;
+let documented: Awaited<ReturnType<typeof documentedBy>>;
 beforeAll(async () => {
   app = await startTestApp();
-  check = responseChecker((await (await app.request("/openapi.json")).json()) as OpenApiDocument);
+  documented = await documentedBy(app);
 });
 afterAll(() => app.close());
 
@@ -33,14 +33,6 @@ const post = (target: TestApp, path: string, json: unknown, key?: string, header
     json,
     headers: key === undefined ? headers : { "Idempotency-Key": key, ...headers },
   });
-
-/** The answer as text, checked against the document. */
-async function documented(res: Response, method: string, template: string): Promise<string> {
-  const body = await res.text();
-  const contentType = res.headers.get("content-type");
-  expect(check({ method, path: template, status: res.status, contentType, body })).toEqual([]);
-  return body;
-}
 
 const reusedBody = {
   error: "idempotency_key_reused",

@@ -1,11 +1,10 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentOut } from "../src/schemas/agents.js";
 import type { LeaseOut } from "../src/schemas/leases.js";
 import type { TaskOut } from "../src/schemas/tasks.js";
-import { createTestDatabase, type TestDatabase } from "./helpers/databases.js";
-import { call, type ServiceProcess, startService } from "./helpers/service.js";
+import { call, type ServiceProcess, servicesOnTestDatabase } from "./helpers/service.js";
 
 // Leases across real processes (SPEC §11.2, §11.5): two service instances on one
 // database, a worker killed mid-task, the service itself killed with leases out.
@@ -17,21 +16,7 @@ const expired = {
   details: null,
 };
 
-let database: TestDatabase;
-const services: ServiceProcess[] = [];
-beforeAll(async () => {
-  database = await createTestDatabase(inject("templateDatabase"));
-});
-afterAll(async () => {
-  for (const service of services) await service.kill();
-  await database.drop();
-});
-
-async function start(): Promise<ServiceProcess> {
-  const service = await startService({ DATABASE_URL: database.url, ...settings });
-  services.push(service);
-  return service;
-}
+const { database, start } = servicesOnTestDatabase(settings);
 
 async function runningAgent(baseUrl: string): Promise<AgentOut> {
   const agent = await call<AgentOut>(baseUrl, "POST", "/agents", { name: "fleet", type: "worker" });
@@ -132,7 +117,7 @@ describe("two service processes on one database", () => {
     const failed = await eventually(read, (t) => t.body.status === "failed", 10_000);
     expect(failed.body).toMatchObject({ status: "failed", attempts: 2, error: expired, lease: null });
     expect(Date.parse(failed.body.updated_at) - Date.parse(second.expires_at)).toBeLessThanOrEqual(2_000);
-    const events = await database.db.prisma.event.findMany({ where: { taskId: task?.id }, orderBy: { id: "asc" } });
+    const events = await database().db.prisma.event.findMany({ where: { taskId: task?.id }, orderBy: { id: "asc" } });
     expect(events.map((event) => event.type)).toEqual([
       "task.created",
       "task.leased",
@@ -170,7 +155,7 @@ describe("the service killed with leases out", () => {
       leases.push(answer.body);
     }
     await first.kill();
-    const { prisma } = database.db;
+    const { prisma } = database().db;
     expect(await prisma.task.count({ where: { agentId: agent.id, status: "running", leaseId: { not: null } } })).toBe(
       50,
     );

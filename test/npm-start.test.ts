@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./helpers/databases.js";
 import { copyProject, type ProjectCopy } from "./helpers/project-copy.js";
+import { followStart } from "./helpers/spawn.js";
 
 // SPEC §14.2: `npm start` on a built tree answers within 3 seconds; it builds
 // only when the sources changed since the last build.
@@ -32,20 +33,7 @@ function npmStart() {
     stdio: ["ignore", "pipe", "pipe"],
   });
   running.add(child);
-  let stdout = "";
-  let stderr = "";
-  child.stderr.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-  const port = new Promise<number>((resolve, reject) => {
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-      const match = /"port":(\d+)/.exec(stdout);
-      if (match) resolve(Number(match[1]));
-    });
-    exited.then((code) => reject(new Error(`npm start exited (${code}) before listening:\n${stdout}\n${stderr}`)));
-  });
+  const { port, exited } = followStart(child);
   return { child, port, exited };
 }
 

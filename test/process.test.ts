@@ -3,31 +3,16 @@ import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { createEmptyDatabase } from "./helpers/databases.js";
+import { followStart } from "./helpers/spawn.js";
 
 function startMain(env: Record<string, string>) {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     env: { ...process.env, PORT: "0", LOG_LEVEL: "info", SEED_SAMPLE_DATA: "false", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const listening = new Promise<number>((resolve, reject) => {
-    child.stdout.on("data", () => {
-      const match = /"port":(\d+)/.exec(stdout);
-      if (match) resolve(Number(match[1]));
-    });
-    exited.then(() => reject(new Error(`exited before listening: ${stderr}`)));
-  });
+  const { exited, port: listening, output } = followStart(child);
   listening.catch(() => {}); // awaited only by tests that expect the server to start
-
-  return { child, exited, listening, output: () => ({ stdout, stderr }) };
+  return { child, exited, listening, output };
 }
 
 describe("configuration", () => {

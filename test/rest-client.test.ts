@@ -1,11 +1,11 @@
-import createClient, { type Middleware } from "openapi-fetch";
+import createClient from "openapi-fetch";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { paths } from "../generated/openapi.js";
 import { fingerprintOf } from "../src/idempotency/key.js";
 import { idempotencyStore } from "../src/idempotency/store.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createUser } from "./helpers/auth.js";
-import { type ObservedResponse, type OpenApiDocument, responseChecker } from "./helpers/openapi-responses.js";
+import { type OpenApiDocument, responseChecker, responseRecorder } from "./helpers/openapi-responses.js";
 
 // A client typed from the document (`npm run openapi:types`) whose every
 // response is checked against the document the server serves: status
@@ -13,33 +13,19 @@ import { type ObservedResponse, type OpenApiDocument, responseChecker } from "./
 let app: TestApp;
 let document: OpenApiDocument;
 let api: ReturnType<typeof createClient<paths>>;
-const observed: ObservedResponse[] = [];
-const problems: string[] = [];
-
-const checkResponses = (check: (response: ObservedResponse) => string[]): Middleware => ({
-  async onResponse({ request, response, schemaPath }) {
-    const seen = {
-      method: request.method,
-      path: schemaPath,
-      status: response.status,
-      contentType: response.headers.get("content-type"),
-      body: await response.clone().text(),
-    };
-    observed.push(seen);
-    problems.push(...check(seen));
-  },
-});
+let responses: ReturnType<typeof responseRecorder>;
 
 beforeAll(async () => {
   app = await startTestApp({ BODY_LIMIT: "2kb" });
   document = (await (await app.request("/openapi.json")).json()) as OpenApiDocument;
   api = createClient<paths>({ baseUrl: app.baseUrl });
-  api.use(checkResponses(responseChecker(document)));
+  responses = responseRecorder(document);
+  api.use(responses.middleware);
 });
 afterAll(() => app.close());
 afterEach(() => {
   // Emptied each time, so one disagreement fails only the test that met it.
-  expect(problems.splice(0)).toEqual([]);
+  expect(responses.problems.splice(0)).toEqual([]);
 });
 
 const missingId = "00000000-0000-4000-8000-000000000000";
@@ -253,7 +239,7 @@ describe("a client generated from /openapi.json", () => {
     const withData = await startTestApp({}, { sampleData: true });
     try {
       const dataApi = createClient<paths>({ baseUrl: withData.baseUrl });
-      dataApi.use(checkResponses(responseChecker(document)));
+      dataApi.use(responses.middleware);
       const get = (client: typeof api, path: string, init: { query?: string; headers?: Record<string, string> } = {}) =>
         client.GET(
           path as never,
@@ -301,7 +287,7 @@ describe("a client generated from /openapi.json", () => {
     expect(stream.status).toBe(200);
     expect(stream.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
     leave.abort();
-    observed.push({ method: "GET", path: "/events/stream", status: 200, contentType: null, body: "" });
+    responses.observed.push({ method: "GET", path: "/events/stream", status: 200, contentType: null, body: "" });
   });
 
   it("makes conditional requests: 304 with If-None-Match, 412 with a stale If-Match", async () => {
@@ -392,7 +378,7 @@ describe("a client generated from /openapi.json", () => {
             .map((status) => `${method.toUpperCase()} ${path} ${status}`),
         ),
       );
-    const seen = new Set(observed.map(({ method, path, status }) => `${method} ${path} ${status}`));
+    const seen = new Set(responses.observed.map(({ method, path, status }) => `${method} ${path} ${status}`));
     expect(documented.filter((response) => !seen.has(response))).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ import { loadConfig } from "../src/config.js";
 import { currentTraceId } from "../src/telemetry/trace-id.js";
 import { createTestDatabase, type TestDatabase, testProvider } from "./helpers/databases.js";
 import { startOtlpReceiver } from "./helpers/otlp-receiver.js";
+import { followStart } from "./helpers/spawn.js";
 
 // SPEC §14.1: with OTEL_EXPORTER_OTLP_ENDPOINT set, every request's and
 // PostgreSQL query's spans are exported over OTLP/HTTP (JSON here), continuing
@@ -49,20 +50,7 @@ function start(args: string[], env: Record<string, string>, modules: string) {
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.add(child);
-  let stdout = "";
-  let stderr = "";
-  child.stderr.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-  const port = new Promise<number>((resolve, reject) => {
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-      const match = /"port":(\d+)/.exec(stdout);
-      if (match) resolve(Number(match[1]));
-    });
-    exited.then((code) => reject(new Error(`exited (${code}) before listening: ${stderr}`)));
-  });
+  const { port, exited } = followStart(child);
   const stop = async () => {
     child.kill("SIGTERM");
     const code = await exited;

@@ -1,11 +1,11 @@
-import createClient, { type Middleware } from "openapi-fetch";
+import createClient from "openapi-fetch";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { paths } from "../generated/openapi.js";
 import { fingerprintOf } from "../src/idempotency/key.js";
 import { idempotencyStore } from "../src/idempotency/store.js";
 import type { TestApp } from "./helpers/app.js";
 import { createAgent } from "./helpers/factories.js";
-import { type ObservedResponse, type OpenApiDocument, responseChecker } from "./helpers/openapi-responses.js";
+import { type OpenApiDocument, responseRecorder } from "./helpers/openapi-responses.js";
 import { type Receiver, startReceiver } from "./helpers/webhook-receiver.js";
 import { startWebhookApp } from "./helpers/webhooks.js";
 
@@ -15,25 +15,10 @@ let app: TestApp;
 let guarded: TestApp;
 let receiver: Receiver;
 let document: OpenApiDocument;
-const observed: ObservedResponse[] = [];
-const problems: string[] = [];
-
-const checked = (check: (response: ObservedResponse) => string[]): Middleware => ({
-  async onResponse({ request, response, schemaPath }) {
-    const seen = {
-      method: request.method,
-      path: schemaPath,
-      status: response.status,
-      contentType: response.headers.get("content-type"),
-      body: await response.clone().text(),
-    };
-    observed.push(seen);
-    problems.push(...check(seen));
-  },
-});
+let responses: ReturnType<typeof responseRecorder>;
 const clientOf = (target: TestApp) => {
   const client = createClient<paths>({ baseUrl: target.baseUrl });
-  client.use(checked(responseChecker(document)));
+  client.use(responses.middleware);
   return client;
 };
 let api: ReturnType<typeof clientOf>;
@@ -45,6 +30,7 @@ beforeAll(async () => {
   guarded = await startWebhookApp({ WEBHOOK_ALLOW_PRIVATE: "false" });
   receiver = await startReceiver();
   document = (await (await app.request("/openapi.json")).json()) as OpenApiDocument;
+  responses = responseRecorder(document);
   api = clientOf(app);
   strict = clientOf(guarded);
 });
@@ -54,7 +40,7 @@ afterAll(async () => {
   await guarded.close();
 });
 afterEach(() => {
-  expect(problems.splice(0)).toEqual([]);
+  expect(responses.problems.splice(0)).toEqual([]);
 });
 
 const missingId = "00000000-0000-4000-8000-000000000000";
@@ -368,7 +354,7 @@ describe("the delivery log", () => {
         ),
       );
     expect(documented.length).toBeGreaterThanOrEqual(30);
-    const seen = new Set(observed.map(({ method, path, status }) => `${method} ${path} ${status}`));
+    const seen = new Set(responses.observed.map(({ method, path, status }) => `${method} ${path} ${status}`));
     expect(documented.filter((response) => !seen.has(response))).toEqual([]);
   });
 });

@@ -1,6 +1,5 @@
-import type { BenchOptions } from "./args.js";
-import type { BenchDatabases } from "./databases.js";
 import { measure } from "./load.js";
+import type { RunContext } from "./rounds.js";
 import { startService } from "./targets.js";
 
 /**
@@ -11,15 +10,6 @@ import { startService } from "./targets.js";
  * stream, over every event on every stream.
  */
 const STREAMS = 200;
-
-interface Context {
-  dbs: BenchDatabases;
-  template: string;
-  idsFile: string;
-  options: BenchOptions;
-  logFile: string;
-  log: (line: string) => void;
-}
 
 const occurredAt = /"occurred_at":"([^"]+)"/;
 
@@ -58,7 +48,7 @@ const percentile = (values: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 };
 
-async function run(ctx: Context, streams: number) {
+async function run(ctx: RunContext, streams: number) {
   const url = await ctx.dbs.copy(ctx.template, `streams_${streams}`);
   const target = await startService(`streams-${streams}`, {
     databaseUrl: url,
@@ -87,7 +77,7 @@ async function run(ctx: Context, streams: number) {
 }
 
 /** Runs (i) and returns its lines for the report's notes. */
-export async function streamBench(ctx: Context): Promise<string[]> {
+export async function streamBench(ctx: RunContext): Promise<string[]> {
   ctx.log(`${ctx.dbs.provider}: (i) scenario (f) without streams, then with ${STREAMS} open`);
   const without = await run(ctx, 0);
   const withStreams = await run(ctx, STREAMS);

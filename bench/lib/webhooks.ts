@@ -1,8 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { BenchOptions } from "./args.js";
-import type { BenchDatabases } from "./databases.js";
 import { type LoadResult, measure } from "./load.js";
+import type { RunContext } from "./rounds.js";
 import { pool } from "./seed.js";
 import { startService } from "./targets.js";
 
@@ -28,15 +27,6 @@ export interface WebhookBench {
   slowDelivered: number;
   mixWithout: LoadResult;
   mixWith: LoadResult;
-}
-
-interface Context {
-  dbs: BenchDatabases;
-  template: string;
-  idsFile: string;
-  options: BenchOptions;
-  logFile: string;
-  log: (line: string) => void;
 }
 
 interface Endpoint {
@@ -76,13 +66,13 @@ async function post(url: string, path: string, body: unknown): Promise<void> {
   }
 }
 
-const mixOptions = (ctx: Context) => ({
+const mixOptions = (ctx: RunContext) => ({
   connections: ctx.options.connections,
   duration: ctx.options.duration,
   idsFile: ctx.idsFile,
 });
 
-export async function webhookBench(ctx: Context): Promise<WebhookBench> {
+export async function webhookBench(ctx: RunContext): Promise<WebhookBench> {
   const { log } = ctx;
   const plain = await startService("webhooks-without", {
     databaseUrl: await ctx.dbs.copy(ctx.template, "webhooks_without"),

@@ -23,19 +23,36 @@ export interface TestAppOptions {
   sampleData?: boolean;
 }
 
-/** The real app on its own fresh database, listening on a free port. */
-export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase(inject(options.sampleData ? "dataTemplateDatabase" : "templateDatabase"));
-  // Shedding on event-loop lag, and on a short wait for a slot, is off unless a test sets it: the
-  // machines tests run on are shared and often loaded, and a lagging test process would shed
-  // requests its test expects answered.
-  const config = loadConfig({
+/**
+ * The service's config for an app in a test, on `database`. Shedding on
+ * event-loop lag, and on a short wait for a slot, is off unless a test sets
+ * it: the machines tests run on are shared and often loaded, and a lagging
+ * test process would shed requests its test expects answered.
+ */
+export function testConfig(env: Record<string, string>, database: TestDatabase) {
+  return loadConfig({
     SEED_SAMPLE_DATA: "false",
     MAX_EVENT_LOOP_DELAY_MS: "600000",
     MAX_QUEUE_MS: "10000",
     ...env,
     DATABASE_URL: database.url,
   });
+}
+
+/** fetch against `baseUrl`; a `json` body is sent as JSON. */
+export function requestTo(baseUrl: string): TestApp["request"] {
+  return (path, { json, headers, ...init } = {}) =>
+    fetch(`${baseUrl}${path}`, {
+      ...init,
+      headers: json === undefined ? headers : { "content-type": "application/json", ...headers },
+      body: json === undefined ? init.body : JSON.stringify(json),
+    });
+}
+
+/** The real app on its own fresh database, listening on a free port. */
+export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const database = await createTestDatabase(inject(options.sampleData ? "dataTemplateDatabase" : "templateDatabase"));
+  const config = testConfig(env, database);
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk, _encoding, callback) {
@@ -58,12 +75,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     baseUrl,
     database,
     logs,
-    request: (path, { json, headers, ...init } = {}) =>
-      fetch(`${baseUrl}${path}`, {
-        ...init,
-        headers: json === undefined ? headers : { "content-type": "application/json", ...headers },
-        body: json === undefined ? init.body : JSON.stringify(json),
-      }),
+    request: requestTo(baseUrl),
     close: async () => {
       shutdown.abort();
       await settler.stop();

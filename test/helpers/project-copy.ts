@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Finished } from "./spawn.js";
+import { type Finished, finished } from "./spawn.js";
 
 const projectRoot = new URL("../..", import.meta.url).pathname;
 /** What a build and a start read; node_modules is linked, not copied. */
@@ -36,19 +36,7 @@ export function copyProject(): ProjectCopy {
   return {
     dir,
     run: (command, args, { env = process.env, cwd = dir } = {}) =>
-      new Promise((resolve, reject) => {
-        const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-        let stdout = "";
-        let stderr = "";
-        child.stdout.on("data", (chunk) => {
-          stdout += chunk;
-        });
-        child.stderr.on("data", (chunk) => {
-          stderr += chunk;
-        });
-        child.on("error", reject);
-        child.on("close", (code) => resolve({ code, stdout, stderr }));
-      }),
+      finished(spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] })),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -1,10 +1,9 @@
 import type { AddressInfo } from "node:net";
 import { inject } from "vitest";
 import { createApp } from "../../src/app.js";
-import { loadConfig } from "../../src/config.js";
 import { createHttpServer } from "../../src/http/server.js";
 import { createLogger } from "../../src/logger.js";
-import type { TestApp } from "./app.js";
+import { requestTo, type TestApp, testConfig } from "./app.js";
 import { createTestDatabase } from "./databases.js";
 
 /**
@@ -13,14 +12,7 @@ import { createTestDatabase } from "./databases.js";
  */
 export async function startServedApp(env: Record<string, string>): Promise<TestApp & { port: number }> {
   const database = await createTestDatabase(inject("templateDatabase"));
-  // No shedding on event-loop lag, as in ./app.ts.
-  const config = loadConfig({
-    SEED_SAMPLE_DATA: "false",
-    MAX_EVENT_LOOP_DELAY_MS: "600000",
-    MAX_QUEUE_MS: "10000",
-    ...env,
-    DATABASE_URL: database.url,
-  });
+  const config = testConfig(env, database);
   const shutdown = new AbortController();
   const app = createApp({ db: database.db, config, logger: createLogger("silent"), shutdown: shutdown.signal });
   const server = createHttpServer(app, config.server);
@@ -32,12 +24,7 @@ export async function startServedApp(env: Record<string, string>): Promise<TestA
     port,
     database,
     logs: [],
-    request: (path, { json, headers, ...init } = {}) =>
-      fetch(`${baseUrl}${path}`, {
-        ...init,
-        headers: json === undefined ? headers : { "content-type": "application/json", ...headers },
-        body: json === undefined ? init.body : JSON.stringify(json),
-      }),
+    request: requestTo(baseUrl),
     close: async () => {
       shutdown.abort();
       server.closeAllConnections();

@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { afterAll, beforeAll, inject } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./databases.js";
+import { followStart } from "./spawn.js";
 
 const projectRoot = new URL("../..", import.meta.url).pathname;
 
@@ -27,30 +30,44 @@ export async function startService(env: Record<string, string>): Promise<Service
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr?.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout?.on("data", () => {
-      const match = /"port":(\d+)/.exec(stdout);
-      if (match) resolve(Number(match[1]));
-    });
-    void exited.then(() => reject(new Error(`exited before listening: ${stderr}`)));
-  });
+  const { exited, port, output } = followStart(child);
   return {
     child,
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://127.0.0.1:${await port}`,
     exited,
-    output: () => ({ stdout, stderr }),
+    output,
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await exited;
+    },
+  };
+}
+
+/**
+ * For a file of tests on service processes: a fresh database before its tests,
+ * and `start`, which runs the service on it with `settings` and then `env`.
+ * After the file, every service started is killed and the database dropped.
+ */
+export function servicesOnTestDatabase(settings: Record<string, string> = {}) {
+  let database: TestDatabase | undefined;
+  const services: ServiceProcess[] = [];
+  beforeAll(async () => {
+    database = await createTestDatabase(inject("templateDatabase"));
+  });
+  afterAll(async () => {
+    for (const service of services) await service.kill();
+    await database?.drop();
+  });
+  const created = () => {
+    if (!database) throw new Error("the database is created before the file's tests");
+    return database;
+  };
+  return {
+    database: created,
+    start: async (env: Record<string, string> = {}) => {
+      const service = await startService({ DATABASE_URL: created().url, ...settings, ...env });
+      services.push(service);
+      return service;
     },
   };
 }
