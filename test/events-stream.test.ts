@@ -78,7 +78,7 @@ describe(`resuming on ${testProvider}`, () => {
       });
       for await (const item of items) {
         if (item.kind === "keep-alive") break;
-        if (item.kind === "event") seen.push(item.event.id);
+        if (item.kind === "events") seen.push(...item.events.map((event) => event.id));
       }
       stop.abort();
       expect(seen, `after ${after}`).toEqual(ids.slice(index));

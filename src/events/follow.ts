@@ -14,7 +14,8 @@ const RETRY_AFTER_SECONDS = "5";
 
 /** What a stream sends: an event, the notice that events were purged before the client read them, or a sign of life. */
 export type StreamItem =
-  | { kind: "event"; event: EventRecord }
+  /** Events in id order: as many as arrived together, so a stream writes them at once. */
+  | { kind: "events"; events: EventRecord[] }
   /** Events up to `through` were purged before the client read them; the stream goes on from `oldestId`. */
   | { kind: "gap"; oldestId: bigint | undefined; through: bigint }
   | { kind: "keep-alive" }
@@ -101,20 +102,23 @@ async function* stream(
         }
         for (;;) {
           const page = await readEvents(db, { after: last, limit: REPLAY_PAGE, agentId, types });
-          for (const event of page) {
-            if (signal.aborted) return;
-            yield { kind: "event", event };
-            last = event.id;
+          const lastOfPage = page.at(-1);
+          if (signal.aborted) return;
+          if (lastOfPage) {
+            yield { kind: "events", events: page };
+            last = lastOfPage.id;
           }
           if (page.length < REPLAY_PAGE) break;
         }
         replay = false;
       }
-      for (const event of subscription.take()) {
-        if (event.id <= last) continue;
+      const sent = last;
+      const fresh = subscription.take().filter((event) => event.id > sent);
+      const lastFresh = fresh.at(-1);
+      if (lastFresh) {
         if (signal.aborted) return;
-        yield { kind: "event", event };
-        last = event.id;
+        yield { kind: "events", events: fresh };
+        last = lastFresh.id;
       }
       if (subscription.overflowed) continue;
       if (!(await subscription.wait(keepAliveMs, signal)) && !signal.aborted) yield { kind: "keep-alive" };

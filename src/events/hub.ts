@@ -11,6 +11,11 @@ const MAX_BUFFERED = 5000;
 // When the hub could not read, or PostgreSQL holds back events of a transaction still running.
 const RETRY_MS = 1000;
 const HELD_BACK_MS = 50;
+// While events keep coming, the hub reads at most once in this long: each stream then
+// gets what arrived meanwhile as one batch (one write) instead of an event at a time,
+// which with hundreds of streams open would cost more than the writes themselves.
+// A lone event, after a quiet spell, is read at once.
+const BATCH_MS = 50;
 
 // PostgreSQL: whether events exist past `position` that the horizon does not show yet.
 const beyond = statement<{ found: boolean }, [position: bigint]>("events_beyond", {
@@ -105,6 +110,7 @@ export class EventHub {
   private ready: Promise<void> = Promise.resolve();
   private serial: Promise<void> = Promise.resolve();
   private scheduled = false;
+  private lastRead = Number.NEGATIVE_INFINITY;
   private retry: NodeJS.Timeout | undefined;
   /** Streams open on this process (MAX_STREAMS counts them). */
   open = 0;
@@ -147,12 +153,22 @@ export class EventHub {
     return next;
   }
 
-  /** A notification: read once more, after the read under way if any (many notifications, one read). */
+  /**
+   * A notification: read once more, after the read under way if any, and not
+   * sooner than BATCH_MS after the last read (many notifications, one read).
+   */
   private wake(): void {
     if (this.scheduled || this.idle) return;
     this.scheduled = true;
+    const wait = this.lastRead + BATCH_MS - performance.now();
+    if (wait > 0) setTimeout(() => this.read(), wait).unref();
+    else this.read();
+  }
+
+  private read(): void {
     void this.exclusive(async () => {
       this.scheduled = false;
+      this.lastRead = performance.now();
       if (this.subscribers.size === 0) {
         // Nobody to feed: the position is found again when someone subscribes.
         this.idle = true;

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { StreamItem } from "../events/follow.js";
 import { eventJson, eventOut } from "../events/json.js";
 import { eventsService, nextPageLink } from "../events/service.js";
+import type { EventRecord } from "../events/types.js";
 import type { ServerSentEvent } from "../http/rest/event-stream.js";
 import { EventGap, EventList, EventListQuery, EventStreamQuery, EventSubscriptionInput } from "../schemas/events.js";
 import type { Context } from "../trpc/context.js";
@@ -17,13 +18,28 @@ const deps = (ctx: Context) => ({ db: ctx.db, logger: ctx.logger, settings: ctx.
 const until = (ctx: Context, signal: AbortSignal | undefined) =>
   signal ? AbortSignal.any([ctx.shutdown, signal]) : ctx.shutdown;
 
-/** A stream's items as server-sent events (SPEC §12.2). */
-async function* serverSentEvents(items: AsyncIterable<StreamItem>): AsyncGenerator<ServerSentEvent> {
+/**
+ * An event's message, made once however many streams send it: the hub hands
+ * every stream the same records.
+ */
+const messages = new WeakMap<EventRecord, ServerSentEvent>();
+function eventMessage(event: EventRecord): ServerSentEvent {
+  let message = messages.get(event);
+  if (!message) {
+    message = { id: String(event.id), event: event.type, json: eventJson(event) };
+    messages.set(event, message);
+  }
+  return message;
+}
+
+/** A stream's items as server-sent events (SPEC §12.2); events that arrived together, as one batch. */
+async function* serverSentEvents(
+  items: AsyncIterable<StreamItem>,
+): AsyncGenerator<ServerSentEvent | ServerSentEvent[]> {
   for await (const item of items) {
     // The first message, once the stream holds its place in the log.
     if (item.kind === "subscribed") yield { retry: RECONNECT_MS };
-    else if (item.kind === "event")
-      yield { id: String(item.event.id), event: item.event.type, json: eventJson(item.event) };
+    else if (item.kind === "events") yield item.events.map(eventMessage);
     else if (item.kind === "gap") yield { event: "gap", data: { oldest_id: item.oldestId?.toString() ?? null } };
     else yield { comment: "keep-alive" };
   }
@@ -32,8 +48,8 @@ async function* serverSentEvents(items: AsyncIterable<StreamItem>): AsyncGenerat
 /** A stream's items as tRPC tracked items: `httpSubscriptionLink` reconnects from the last id it received. */
 async function* trackedEvents(items: AsyncIterable<StreamItem>) {
   for await (const item of items) {
-    if (item.kind === "event") {
-      yield tracked(String(item.event.id), eventOut(item.event));
+    if (item.kind === "events") {
+      for (const event of item.events) yield tracked(String(event.id), eventOut(event));
     } else if (item.kind === "gap") {
       // Tracked at the purged position: a client that reconnects goes on from the oldest kept event.
       yield tracked(String(item.through), { type: "gap" as const, oldest_id: item.oldestId?.toString() ?? null });
@@ -103,7 +119,9 @@ export const eventsRouter = router({
     .input(EventStreamQuery)
     .output(
       z
-        .custom<AsyncIterable<ServerSentEvent>>((value) => typeof value === "object" && value !== null)
+        .custom<AsyncIterable<ServerSentEvent | ServerSentEvent[]>>(
+          (value) => typeof value === "object" && value !== null,
+        )
         // Replaced by `streamContent` in the document.
         .meta({ type: "string" }),
     )

@@ -22,13 +22,25 @@ export type ServerSentEvent =
   | { comment: string }
   | { retry: number };
 
-export const isEventStream = (value: unknown): value is AsyncIterable<ServerSentEvent> =>
+/** What a stream procedure yields: one message, or several written at once. */
+export type ServerSentEvents = ServerSentEvent | readonly ServerSentEvent[];
+
+export const isEventStream = (value: unknown): value is AsyncIterable<ServerSentEvents> =>
   typeof value === "object" && value !== null && Symbol.asyncIterator in value;
 
 // Line breaks inside a field would end it early: ids and types are single lines.
 const field = (name: string, value: string) => `${name}: ${value.replace(/[\r\n]/g, " ")}\n`;
 
 function frame(message: ServerSentEvent): string {
+  if (frames.has(message)) return frames.get(message) as string;
+  const text = frameOf(message);
+  // Messages sent to many streams (an event's) are framed once.
+  if ("json" in message) frames.set(message, text);
+  return text;
+}
+const frames = new WeakMap<ServerSentEvent, string>();
+
+function frameOf(message: ServerSentEvent): string {
   if ("comment" in message) return `: ${message.comment.replace(/[\r\n]/g, " ")}\n\n`;
   if ("retry" in message) return `retry: ${Math.round(message.retry)}\n\n`;
   const { id, event } = message;
@@ -80,7 +92,10 @@ export async function writeEventStream(res: ServerResponse, events: unknown, lea
     for (;;) {
       const next = await iterator.next();
       if (next.done || res.destroyed) break;
-      if (!res.write(frame(next.value))) await drained(res);
+      const { value } = next;
+      // One write for messages that came together: one system call however many events.
+      const text = Array.isArray(value) ? value.map(frame).join("") : frame(value as ServerSentEvent);
+      if (!res.write(text)) await drained(res);
     }
   } finally {
     res.off("close", onClose);
