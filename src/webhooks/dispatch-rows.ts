@@ -15,19 +15,27 @@ export const dispatchStatements = {
   /**
    * Due deliveries of enabled webhooks, oldest due first, skipping the
    * webhooks (a JSON array of ids) whose attempts already fill their share
-   * here: walks deliveries_status_next_attempt_at_idx.
+   * here. Each endpoint's due deliveries are read from
+   * deliveries_webhook_id_status_next_attempt_at_idx, at most `perEndpoint` each:
+   * an endpoint with a long backlog (a slow or failing receiver) costs one
+   * short index probe, never a walk past all its rows.
    */
-  candidates: statement<{ id: string; webhook_id: string }, [now: Date, limit: number, full: string]>(
-    "deliveries_candidates",
-    {
-      sqlite: `SELECT d.id, d.webhook_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.enabled
-        WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND d.webhook_id NOT IN (${jsonList.sqlite}($3))
+  candidates: statement<
+    { id: string; webhook_id: string },
+    [now: Date, limit: number, full: string, perEndpoint: number]
+  >("deliveries_candidates", {
+    sqlite: `SELECT d.id, d.webhook_id FROM webhooks w JOIN deliveries d ON d.id IN (
+          SELECT id FROM deliveries INDEXED BY deliveries_webhook_id_status_next_attempt_at_idx
+          WHERE webhook_id = w.id AND status = 'pending' AND next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT $4)
+        WHERE w.enabled AND w.id NOT IN (${jsonList.sqlite}($3))
         ORDER BY d.next_attempt_at LIMIT $2`,
-      postgresql: `SELECT d.id, d.webhook_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.enabled
-        WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND d.webhook_id NOT IN (${jsonList.postgresql}($3::json))
+    postgresql: `SELECT d.id, d.webhook_id FROM webhooks w CROSS JOIN LATERAL (
+          SELECT id, webhook_id, next_attempt_at FROM deliveries
+          WHERE webhook_id = w.id AND status = 'pending' AND next_attempt_at <= $1
+          ORDER BY next_attempt_at LIMIT $4) d
+        WHERE w.enabled AND w.id NOT IN (${jsonList.postgresql}($3::json))
         ORDER BY d.next_attempt_at LIMIT $2`,
-    },
-  ),
+  }),
   /**
    * Claims those of `ids` (a JSON array) still due, atomically: the due
    * time moves to the claim's end, so no other instance takes them while
@@ -36,8 +44,9 @@ export const dispatchStatements = {
    * SQLite runs it as the one writer.
    */
   claim: statement<Claim, [ids: string, until: Date, now: Date]>("deliveries_claim", {
+    // The unary + keeps SQLite on the primary key: by the status index it would walk every due delivery.
     sqlite: `UPDATE deliveries SET next_attempt_at = $2, claimed_until = $2
-      WHERE id IN (${jsonList.sqlite}($1)) AND status = 'pending' AND next_attempt_at <= $3
+      WHERE id IN (${jsonList.sqlite}($1)) AND +status = 'pending' AND +next_attempt_at <= $3
       RETURNING id, webhook_id, event_id, attempts`,
     postgresql: `WITH claimable AS (
         SELECT id FROM deliveries WHERE id IN (${jsonList.postgresql}($1::json))

@@ -10,8 +10,6 @@ import type { Sender } from "./sender.js";
 const LONGEST_SLEEP_MS = 3_600_000;
 // After a failure (the database unreachable), or when due work could not be claimed, look again after this long.
 const RETRY_MS = 1_000;
-// Candidates read per claim, per free slot: enough to skip past endpoints that are full here.
-const CANDIDATES_PER_SLOT = 4;
 
 export interface DispatcherOptions {
   db: Database;
@@ -85,7 +83,13 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     if (room <= 0) return false;
     const full = [...running].filter(([, count]) => count >= concurrency.perEndpoint).map(([id]) => id);
     const now = new Date();
-    const candidates = await db.all(statements.candidates, [now, room * CANDIDATES_PER_SLOT, JSON.stringify(full)]);
+    const candidates = await db.all(statements.candidates, [
+      now,
+      room,
+      JSON.stringify(full),
+      // No endpoint can take more than its share at once.
+      Math.min(room, concurrency.perEndpoint),
+    ]);
     const counts = new Map(running);
     const picked: string[] = [];
     for (const { id, webhook_id: webhookId } of candidates) {
