@@ -3,11 +3,14 @@ import { Server as NetServer } from "node:net";
 
 /** After the last in-flight response, idle connections get this long before they are closed. */
 const idleLingerMs = 250;
+/** How long the listener stays open after the signal, taking the connections already queued. */
+const listenerLingerMs = 1000;
 
 /**
  * Graceful shutdown of an HTTP server, installed when it is created so it
  * knows every response in flight. `drain()`:
- * - closes the listener: a new connection is refused, never accepted and reset;
+ * - closes the listener a second later, once the connections already queued
+ *   are taken: a new connection is then refused, never accepted and reset;
  * - lets every request already received finish, on every connection, and
  *   answers each with `Connection: close`, so its client does not send the
  *   next request on a connection about to close;
@@ -51,11 +54,19 @@ export function gracefulShutdown(server: Server) {
         forced.unref();
         // net.Server's close stops accepting and calls back once every connection is gone. http.Server's
         // own close() would also close idle keep-alive connections at once, racing requests sent on them.
-        NetServer.prototype.close.call(server, () => {
-          clearTimeout(forced);
-          clearTimeout(linger);
-          resolve();
-        });
+        // Not at once: connections a client opened before the signal may still wait in the kernel's
+        // accept queue (a busy process takes them when it gets to it), and closing the listener would
+        // reset them along with the requests already sent on them. Meanwhile /readyz says 503, so a
+        // load balancer stops sending new ones, and what still comes is answered with Connection: close.
+        setTimeout(
+          () =>
+            NetServer.prototype.close.call(server, () => {
+              clearTimeout(forced);
+              clearTimeout(linger);
+              resolve();
+            }),
+          Math.min(listenerLingerMs, graceMs),
+        );
         if (inFlight.size === 0) onQuiet();
       });
     },
