@@ -83,8 +83,10 @@ function query(document: ServedDocument, operation: Operation): fc.Arbitrary<str
 
 function headers(document: ServedDocument, operation: Operation): fc.Arbitrary<Record<string, string>> {
   const versioned = operation.parameters.find((p) => p.in === "header");
+  // A header value can only hold visible ASCII, spaces and tabs: no client sends anything else.
+  const sendable = (value: unknown) => String(value).replace(/[^\t\x20-\x7e]/g, "?");
   const own = versioned
-    ? acceptedValue(document, versioned.schema).map((v) => ({ [versioned.name.toLowerCase()]: String(v) }))
+    ? acceptedValue(document, versioned.schema).map((v) => ({ [versioned.name.toLowerCase()]: sendable(v) }))
     : fc.constant({});
   return fc.oneof(
     { weight: 8, arbitrary: fc.constant({}) },
