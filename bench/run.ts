@@ -121,7 +121,7 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
 }
 
 const reports: ProviderReport[] = [];
-for (const provider of ["sqlite", ...(options.pg ? ["postgresql"] : [])] as Provider[]) {
+for (const provider of [...(options.pgOnly ? [] : ["sqlite"]), ...(options.pg ? ["postgresql"] : [])] as Provider[]) {
   reports.push(await benchProvider(provider));
 }
 

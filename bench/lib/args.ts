@@ -3,6 +3,8 @@ import { parseArgs } from "node:util";
 export interface BenchOptions {
   /** Also run everything on PostgreSQL. */
   pg: boolean;
+  /** Only PostgreSQL (implies pg). */
+  pgOnly: boolean;
   /** Seconds measured per scenario. */
   duration: number;
   /** Seconds of warm-up before each measured scenario. */
@@ -26,6 +28,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     args: argv,
     options: {
       pg: { type: "boolean", default: false },
+      "pg-only": { type: "boolean", default: false },
       quick: { type: "boolean", default: false },
       duration: { type: "string" },
       rounds: { type: "string" },
@@ -43,7 +46,8 @@ export function parseOptions(argv: string[]): BenchOptions {
   };
   const duration = number(values.duration, quick ? 2 : 10, "duration");
   return {
-    pg: values.pg === true,
+    pg: values.pg === true || values["pg-only"] === true,
+    pgOnly: values["pg-only"] === true,
     duration,
     warmup: quick ? 1 : 2,
     connections: number(values.connections, 32, "connections"),
