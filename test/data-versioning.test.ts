@@ -90,6 +90,16 @@ describe("the root and the X-API-Version header", () => {
     }
   });
 
+  it("answers another method 405 whatever X-API-Version says: no version of the path has it", async () => {
+    for (const version of ["1.0", "3", "2"]) {
+      const res = await app.request("/coe/latest", { method: "POST", headers: { "X-API-Version": version } });
+      expect(res.status).toBe(405);
+      expect(res.headers.get("allow")).toBe("GET");
+      expect(res.headers.get("x-api-version")).toBe(version === "2" ? "2" : "1");
+      expect(await res.json()).toEqual({ detail: "Method Not Allowed" });
+    }
+  });
+
   it("never reads a body: a malformed one cannot turn into another error format", async () => {
     const post = await app.request("/v2/cars", {
       method: "POST",
