@@ -17,6 +17,7 @@ import { restResources } from "./http/rest/resource.js";
 import { RouteTable } from "./http/rest/table.js";
 import { tokenRouter, tokenRoutes } from "./http/token.js";
 import { trpcHandler } from "./http/trpc.js";
+import { isTrpcPath } from "./http/trpc-path.js";
 import { createLimits, type Limits } from "./limits/index.js";
 import { documentRateLimits } from "./limits/openapi.js";
 import { limitedPath } from "./limits/rest.js";
@@ -76,7 +77,7 @@ const expressPaths = new Set([...docsRoutes, ...tokenRoutes].map((route) => rout
 
 /** The metrics label of a path express serves: its route, never the raw path. */
 const expressRoute = (path: string) => {
-  if (/^\/trpc(\/|$)/i.test(path)) return "/trpc";
+  if (isTrpcPath(path)) return "/trpc";
   if (/^\/docs\//.test(path)) return "/docs/{asset}";
   return expressPaths.has(path) ? path : unmatchedRoute;
 };
@@ -90,7 +91,7 @@ export function createApp(deps: AppDeps): RequestListener {
     admission: admission(deps.config.load, deps.db.provider),
     bodyLimit: deps.config.bodyLimit,
     logger: deps.logger,
-    refusesItself: (path) => /^\/trpc(\/|$)/i.test(path),
+    refusesItself: isTrpcPath,
     operations: operationsRoutes(deps),
     fallbackRoute: expressRoute,
     fallback: (req, res, handoff) => {

@@ -54,6 +54,16 @@ export const errorCatalogue = {
       headers: ["Allow"],
     },
   },
+  request_timeout: {
+    status: 408,
+    trpc: "TIMEOUT",
+    v1: "REQUEST_TIMEOUT",
+    body: "error",
+    response: {
+      name: "RequestTimeout",
+      description: "The request's head or body did not arrive in time; the connection is closed",
+    },
+  },
   conflict: {
     status: 409,
     trpc: "CONFLICT",
@@ -95,6 +105,15 @@ export const errorCatalogue = {
       name: "IdempotencyKeyReused",
       description: "The Idempotency-Key was already used for another request (method, path, body or sender)",
     },
+  },
+  // tRPC has no code for 431: the nearest is PAYLOAD_TOO_LARGE. This error never passes through
+  // tRPC (Node's parser refused the request before any route saw it), so /trpc still answers 431.
+  headers_too_large: {
+    status: 431,
+    trpc: "PAYLOAD_TOO_LARGE",
+    v1: "HEADERS_TOO_LARGE",
+    body: "error",
+    response: { name: "HeadersTooLarge", description: "The request line and headers are over the size limit" },
   },
   rate_limited: {
     status: 429,

@@ -48,7 +48,7 @@ async function main() {
   const webhooks = startWebhookDelivery({ db, config, logger });
   const purger = startEventPurger({ db, retentionMs: config.events.retentionMs, logger });
   const idempotencyPurge = startIdempotencyPurge({ db, logger });
-  const server = createHttpServer(createApp({ db, config, logger, shutdown: shutdown.signal }), config.server);
+  const server = createHttpServer(createApp({ db, config, logger, shutdown: shutdown.signal }), config.server, logger);
   // Before the listening line, so a port in use is a failed start (exit 1), never a start that ends.
   server.once("error", (error) => failStart(listenStartupError(error, config.host, config.port)));
   const graceful = gracefulShutdown(server);

@@ -2,6 +2,7 @@ import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { get } from "./helpers/data.js";
+import { documentedBy } from "./helpers/openapi-responses.js";
 
 // Three apps: the defaults, v2 as the default version, and v1 deprecated.
 let app: TestApp;
@@ -86,6 +87,16 @@ describe("the root and the X-API-Version header", () => {
       const res = await app.request(path, { method: "POST", json: {} });
       expect(res.status).toBe(405);
       expect(res.headers.get("allow")).toBe("GET");
+      expect(await res.json()).toEqual({ detail: "Method Not Allowed" });
+    }
+  });
+
+  it("answers another method 405 whatever X-API-Version says: no version of the path has it", async () => {
+    for (const version of ["1.0", "3", "2"]) {
+      const res = await app.request("/coe/latest", { method: "POST", headers: { "X-API-Version": version } });
+      expect(res.status).toBe(405);
+      expect(res.headers.get("allow")).toBe("GET");
+      expect(res.headers.get("x-api-version")).toBe(version === "2" ? "2" : "1");
       expect(await res.json()).toEqual({ detail: "Method Not Allowed" });
     }
   });
@@ -186,6 +197,19 @@ describe("renamed endpoints", () => {
     expect(res.headers.get("x-api-deprecation")).toBe("true");
     expect(res.headers.get("x-api-sunset")).toBe("2027-06-30");
     expect(res.headers.get("link")).toBe('</v2/pqp?month=2021-03>; rel="successor-version"');
+  });
+
+  it("at the root, refuses an unsupported X-API-Version with the 400 its operation documents", async () => {
+    const res = await app.request("/coe/pqp", { headers: { "X-API-Version": "1.0" }, redirect: "manual" });
+    expect(res.status).toBe(400);
+    const body = await (await documentedBy(app))(res, "GET", "/coe/pqp");
+    expect(JSON.parse(body)).toEqual({
+      error: {
+        code: "UNSUPPORTED_VERSION",
+        message: 'API version "1.0" is not supported: use 1 or 2',
+        details: [{ field: "X-API-Version", message: "must be 1 or 2" }],
+      },
+    });
   });
 
   it("does not exist in v2", async () => {

@@ -76,16 +76,18 @@ export function dataPaths(routes: ProcedureRoute[], deps: AppDeps): [string, Pat
   const pathHandler = (route: string, fixed: ApiVersion | undefined): PathHandler => ({
     async handle(request) {
       const version = versionOf(request, fixed);
+      // Another method on a known route: 405 with Allow, before any body is read, and whatever
+      // X-API-Version says: no version of the path answers that method (SPEC §1).
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        markVersion(request, version ?? 1, route);
+        return sendRestError(request.res, methodNotAllowedError(["GET"]));
+      }
       if (!version) {
         const value = String(request.req.headers["x-api-version"]).trim();
         const { status, body } = unsupportedVersionResponse(value);
         return sendJson(request.res, status, body, { "X-API-Version": "1" });
       }
       markVersion(request, version, route);
-      // Another method on a known route: 405 with Allow, before any body is read.
-      if (request.method !== "GET" && request.method !== "HEAD") {
-        return sendRestError(request.res, methodNotAllowedError(["GET"]));
-      }
       const endpoint = table.get(version)?.get(route);
       if (!endpoint) return sendRestError(request.res, notFoundError());
       await run(request, version, endpoint);

@@ -141,6 +141,8 @@ function rootAlias(
   ];
   const statuses = new Set([...Object.keys(alias.responses), ...Object.keys(other?.responses ?? {})]);
   if (!other) statuses.add("404");
+  // Its X-API-Version parameter can be refused, even where the route takes no other (a renamed one).
+  statuses.add("400");
   for (const status of statuses) {
     if (status === "400") {
       alias.responses[status] = ref("responses", "RootBadRequest");

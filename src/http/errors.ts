@@ -1,4 +1,5 @@
 import { TRPCError } from "@trpc/server";
+import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { isDatabaseUnavailable } from "../db/index.js";
 import {
   AppError,
@@ -23,7 +24,10 @@ const internalError = () => new AppError("internal_error", internalErrorMessage)
 
 const malformedInput = () => validationError([{ field: "input", message: "Malformed JSON" }]);
 
-const kindOfTrpcCode = new Map(errorKinds.map((kind) => [errorCatalogue[kind].trpc as string, kind]));
+/** The kind a tRPC code stands for: the first row with that code (431 borrows 413's code, see the catalogue). */
+const kindOfTrpcCode = new Map<string, ErrorKind>();
+for (const kind of errorKinds)
+  if (!kindOfTrpcCode.has(errorCatalogue[kind].trpc)) kindOfTrpcCode.set(errorCatalogue[kind].trpc, kind);
 
 type IssueLike = { path?: readonly (PropertyKey | { key: PropertyKey })[]; message: string };
 
@@ -70,6 +74,22 @@ export function appErrorOf(error: unknown): AppError {
 /** The error as a TRPCError whose code carries its status; the AppError stays its cause. */
 export const trpcErrorOf = (error: AppError) =>
   new TRPCError({ code: errorCatalogue[error.kind].trpc, message: error.message, cause: error });
+
+/**
+ * The body tRPC's error formatter (trpc/init.ts) gives an error, for a
+ * request answered before tRPC saw it: one error for the whole request, as
+ * tRPC answers a request it cannot run.
+ */
+export function trpcErrorBody(error: AppError) {
+  const { status, trpc } = errorCatalogue[error.kind];
+  return {
+    error: {
+      message: error.message,
+      code: TRPC_ERROR_CODES_BY_KEY[trpc],
+      data: { code: trpc, httpStatus: status, error: error.kind, ...(error.details ? { details: error.details } : {}) },
+    },
+  };
+}
 
 /** The REST status, headers and body of an error (SPEC §5). */
 export function restError(error: AppError): ErrorResponse {

@@ -1,19 +1,23 @@
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { Socket } from "node:net";
 import type { Config } from "../config.js";
+import type { Logger } from "../logger.js";
+import { answerClientErrors } from "./client-errors.js";
 
 /**
  * The HTTP server with limits a slow or greedy client cannot get around:
  * - the request head must arrive within `headersTimeoutMs` and the whole
- *   request within `bodyTimeoutMs` more; past that Node answers 408 and
- *   closes the connection (checked every second, not Node's default 30 s);
+ *   request within `bodyTimeoutMs` more; past that the answer is 408 and
+ *   the connection is closed (checked every second, not Node's default 30 s);
  * - an idle keep-alive connection is closed after `keepAliveTimeoutMs`,
  *   below the 60 s of a typical load balancer, so the balancer never sends
  *   a request on a connection the service is closing;
  * - one client address holds at most `maxConnectionsPerClient` connections;
- *   more are closed as they arrive.
+ *   more are closed as they arrive;
+ * - a request the parser refuses (a head over 16 KiB, bytes that are not
+ *   HTTP, a timeout) is answered in the service's format (client-errors.ts).
  */
-export function createHttpServer(app: RequestListener, limits: Config["server"]): Server {
+export function createHttpServer(app: RequestListener, limits: Config["server"], logger: Logger): Server {
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -24,6 +28,7 @@ export function createHttpServer(app: RequestListener, limits: Config["server"])
     app,
   );
   if (limits.maxConnectionsPerClient > 0) capConnectionsPerClient(server, limits.maxConnectionsPerClient);
+  answerClientErrors(server, logger);
   return server;
 }
 

@@ -49,10 +49,8 @@ export function requestTo(baseUrl: string): TestApp["request"] {
     });
 }
 
-/** The real app on its own fresh database, listening on a free port. */
-export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase(inject(options.sampleData ? "dataTemplateDatabase" : "templateDatabase"));
-  const config = testConfig(env, database);
+/** A logger at info whose lines land, parsed, in `logs`. */
+export function capturingLogger() {
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk, _encoding, callback) {
@@ -60,7 +58,14 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
       callback();
     },
   });
-  const logger = createLogger("info", sink);
+  return { logger: createLogger("info", sink), logs };
+}
+
+/** The real app on its own fresh database, listening on a free port. */
+export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const database = await createTestDatabase(inject(options.sampleData ? "dataTemplateDatabase" : "templateDatabase"));
+  const config = testConfig(env, database);
+  const { logger, logs } = capturingLogger();
   const shutdown = new AbortController();
   // Expired leases and passed deadlines are settled as in the service (SPEC §11.5).
   const settler = startSettler({ db: database.db, policy: config.taskRetry, logger });

@@ -77,6 +77,12 @@ const examples: Record<ErrorKind, Record<string, Example>> = {
     },
   },
   method_not_allowed: { method: { summary: "Another method", value: { detail: "Method Not Allowed" } } },
+  request_timeout: {
+    timeout: {
+      summary: "The head or body did not arrive in time",
+      value: { error: "request_timeout", message: "The request did not arrive in time" },
+    },
+  },
   conflict: {
     inFlight: {
       summary: "The first request with this Idempotency-Key is still running (Retry-After: 1)",
@@ -147,6 +153,12 @@ const examples: Record<ErrorKind, Record<string, Example>> = {
         error: "idempotency_key_reused",
         message: "This Idempotency-Key was used for a different request; use a new key for a new request",
       },
+    },
+  },
+  headers_too_large: {
+    head: {
+      summary: "A URL or headers over the limit",
+      value: { error: "headers_too_large", message: "The request line and headers are over 16384 bytes" },
     },
   },
   rate_limited: {

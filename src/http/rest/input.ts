@@ -57,9 +57,11 @@ export function inputReader(
 
   return async ({ req, params, query }) => {
     const issues: FieldIssue[] = [];
+    // A route without query parameters ignores its query string, as any route ignores unknown
+    // parameters: even a malformed one (`?%`) cannot name a parameter the route takes.
     const input = takesBody(method)
       ? await readJsonObject(req, bodyLimit)
-      : coerceQuery(query === "" ? {} : parseParameters(query), issues);
+      : coerceQuery(query === "" || queryNames.length === 0 ? {} : parseParameters(query), issues);
     if (pathNames.length > 0) {
       const pathIssues: FieldIssue[] = [];
       const values = coercePath(params, pathIssues);

@@ -1,7 +1,8 @@
 // Is a response what the contract allows? REST responses against the served
 // document (status documented, body matching its schema, the headers SPEC §1
 // and §5 require); tRPC responses against tRPC's envelope, SPEC §14.3, and
-// the REST operation's schema for their result data.
+// the REST operation's schema for their result data; event streams by their
+// head and first message.
 import { type ObservedResponse, responseChecker } from "../../helpers/openapi-responses.js";
 import type { ServedDocument } from "./document.js";
 import type { FuzzRequest } from "./request.js";
@@ -28,7 +29,7 @@ function contractHeaders(observed: Observed): string[] {
   const problems: string[] = [];
   const type = header(observed, "content-type");
   if (!header(observed, "x-request-id")) problems.push("no X-Request-Id");
-  if (observed.body !== "" && !/^application\/json; ?charset=utf-8$/i.test(type ?? "")) {
+  if (observed.body !== "" && !observed.stream && !/^application\/json; ?charset=utf-8$/i.test(type ?? "")) {
     problems.push(`Content-Type ${type ?? "absent"} on a body, not application/json; charset=utf-8`);
   }
   if (observed.status === 204 && (observed.body !== "" || type)) problems.push("204 with a body or a Content-Type");
@@ -45,6 +46,26 @@ const detail = (observed: Observed, text: string) =>
     ? []
     : [`body ${observed.body.slice(0, 120)}, not {"detail":"${text}"}`];
 
+/**
+ * An event stream (SPEC §12.2), closed after its first message: its status
+ * documented with a `text/event-stream` body, that content type, and
+ * `retry: 3000` as its first message.
+ */
+function eventStreamProblems(document: ServedDocument, method: string, path: string, observed: Observed): string[] {
+  const operation = `${method} ${path} → ${observed.status}`;
+  const responses = document.paths[path]?.[method.toLowerCase()]?.responses as
+    | Record<string, { content?: Record<string, unknown> }>
+    | undefined;
+  if (!responses?.[String(observed.status)]?.content?.["text/event-stream"])
+    return [`${operation}: an event stream, not documented`];
+  const problems: string[] = [];
+  const type = header(observed, "content-type");
+  if (!/^text\/event-stream(;|$)/i.test(type ?? "")) problems.push(`${operation}: Content-Type ${type}`);
+  if (!observed.body.startsWith("retry: 3000\n\n"))
+    problems.push(`${operation}: first message ${JSON.stringify(observed.body.slice(0, 80))}, not retry: 3000`);
+  return problems;
+}
+
 export function restCheck(document: ServedDocument): Check {
   const check = responseChecker(document);
   return (request, observed) => {
@@ -57,7 +78,9 @@ export function restCheck(document: ServedDocument): Check {
       contentType: header(observed, "content-type") ?? null,
       body: observed.body,
     };
-    if (expect.kind === "operation") {
+    if (expect.kind === "operation" && observed.stream) {
+      problems.push(...eventStreamProblems(document, request.method, expect.path, observed));
+    } else if (expect.kind === "operation") {
       problems.push(...check({ ...response, path: expect.path }));
     } else if (expect.kind === "head") {
       const documented = document.paths[expect.path]?.get?.responses as Record<string, unknown> | undefined;

@@ -12,7 +12,16 @@ export interface Observed {
   body: string;
   /** What ended the request without a response: a reset, a refused connection, a timeout. */
   error?: string;
+  /**
+   * A server-sent event stream, which never ends by design: closed here once
+   * its first message arrived (or `firstMessageMs` passed); `body` holds what
+   * had arrived by then.
+   */
+  stream?: true;
 }
+
+/** SPEC §12.2: a stream's first message (`retry: 3000`) is written as it opens. */
+const firstMessageMs = 5000;
 
 const oversize = () => JSON.stringify({ name: "x".repeat(1024 * 1024 + 16), type: "worker", title: "t" });
 
@@ -64,18 +73,31 @@ export function send(base: URL, fuzz: FuzzRequest, pool: IdPool, timeoutMs = 30_
       },
       (res) => {
         const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () =>
+        const text = () => Buffer.concat(chunks).toString("utf8");
+        const stream = res.statusCode === 200 && /^text\/event-stream/i.test(res.headers["content-type"] ?? "");
+        const closeStream = () => {
+          clearTimeout(waited);
+          done({ status: 200, headers: res.headers, body: text(), stream: true });
+          req.destroy();
+        };
+        const waited = stream ? setTimeout(closeStream, firstMessageMs) : undefined;
+        res.on("data", (chunk: Buffer) => {
+          chunks.push(chunk);
+          if (stream && text().includes("\n\n")) closeStream();
+        });
+        res.on("end", () => {
+          clearTimeout(waited);
           done({
             status: res.complete ? (res.statusCode ?? 0) : 0,
             headers: res.headers,
-            body: Buffer.concat(chunks).toString("utf8"),
+            body: text(),
             error: res.complete ? undefined : "response cut off",
-          }),
-        );
-        res.on("error", (error: NodeJS.ErrnoException) =>
-          done({ status: 0, headers: res.headers, body: "", error: error.code ?? error.message }),
-        );
+          });
+        });
+        res.on("error", (error: NodeJS.ErrnoException) => {
+          clearTimeout(waited);
+          done({ status: 0, headers: res.headers, body: "", error: error.code ?? error.message });
+        });
       },
     );
     const timer = setTimeout(() => {
