@@ -1,4 +1,5 @@
 import cluster from "node:cluster";
+import { setTimeout as sleep } from "node:timers/promises";
 import { superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
 import type { Database } from "./db/index.js";
@@ -71,12 +72,27 @@ async function main() {
         logger.warn("in-flight requests did not finish in time; closing them"),
       )
       .then(async () => {
-        await settler.stop();
-        await webhooks.stop();
-        await purger.stop();
-        await idempotencyPurge.stop();
-        await db.close();
-        await stopTracing?.();
+        const cleanup = async () => {
+          await settler.stop();
+          await webhooks.stop();
+          await purger.stop();
+          await idempotencyPurge.stop();
+          await db.close();
+          await stopTracing?.();
+        };
+        // These wait on the database: one that stopped answering (dropped, unreachable) must not
+        // keep the process from exiting, so they get one more grace period, no more.
+        const finished = await Promise.race([
+          cleanup().then(
+            () => true,
+            (error: unknown) => {
+              logger.warn({ err: error }, "stopping background work or closing the database failed");
+              return true;
+            },
+          ),
+          sleep(config.server.shutdownGraceMs).then(() => false),
+        ]);
+        if (!finished) logger.warn("stopping background work or closing the database did not finish in time");
         logger.info("stopped");
         logger.flush();
         process.exit(0);

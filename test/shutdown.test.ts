@@ -1,6 +1,6 @@
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "./helpers/databases.js";
+import { createTestDatabase, type TestDatabase, testProvider } from "./helpers/databases.js";
 import { type ServiceProcess, startService } from "./helpers/service.js";
 
 // SIGTERM drains the process (a real one): what was received is answered,
@@ -119,5 +119,25 @@ describe("shutdown", () => {
     expect(JSON.parse(created.body)).toMatchObject({ name: "draining" });
 
     expect(await service.exited).toBe(0);
+  });
+});
+
+describe.runIf(testProvider === "postgresql")("shutdown when the database goes away", () => {
+  it("still exits 0 within its grace: closing a database that stopped answering does not hold the process", async () => {
+    const gone = await createTestDatabase(inject("templateDatabase"));
+    const lone = await startService({ DATABASE_URL: gone.url, SHUTDOWN_GRACE_SECONDS: "1" });
+    try {
+      expect((await fetch(`${lone.baseUrl}/agents`)).status).toBe(200);
+      lone.child.kill("SIGTERM");
+      await gone.drop();
+      const code = await Promise.race([
+        lone.exited,
+        new Promise((resolve) => setTimeout(() => resolve("still running"), 8000)),
+      ]);
+      expect(code).toBe(0);
+      expect(lone.output().stdout).toMatch(/"msg":"stopped"/);
+    } finally {
+      await lone.kill();
+    }
   });
 });
