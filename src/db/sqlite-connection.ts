@@ -101,6 +101,25 @@ function convert(prepared: Prepared, row: Record<string, unknown>): void {
 /** A connection to the file at `path`; the busy timeout lets several processes share it. */
 export function openSqlite(path: string, pragmas: string[]): SqliteConnection {
   const handle = new BetterSqlite3(path, { timeout: 5000 });
-  for (const pragma of pragmas) handle.pragma(pragma);
+  for (const pragma of pragmas) retryWhileBusy(() => handle.pragma(pragma), 5000);
   return new SqliteConnection(handle);
+}
+
+/**
+ * Runs `work` again while SQLite answers SQLITE_BUSY, for up to `waitMs`.
+ * Switching a new file to WAL takes a lock for which SQLite may answer busy
+ * at once, without its busy timeout: with several processes starting on one
+ * new file, that is one of them failing its start. Start-up only: it blocks.
+ */
+export function retryWhileBusy<T>(work: () => T, waitMs: number): T {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return work();
+    } catch (error) {
+      const busy = (error as { code?: string }).code?.startsWith("SQLITE_BUSY");
+      if (!busy || Date.now() >= deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
+    }
+  }
 }

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import BetterSqlite3 from "better-sqlite3";
+import { retryWhileBusy } from "./sqlite-connection.js";
 
 export interface Migration {
   name: string;
@@ -37,9 +38,9 @@ const stamp = () => new Date().toISOString().replace("Z", "+00:00");
 export function migrateSqlite(path: string, migrations: readonly Migration[]): string[] {
   const db = new BetterSqlite3(path, { timeout: LOCK_WAIT_MS });
   try {
-    db.pragma("journal_mode = WAL");
+    retryWhileBusy(() => db.pragma("journal_mode = WAL"), LOCK_WAIT_MS);
     db.pragma("foreign_keys = OFF");
-    db.exec("BEGIN IMMEDIATE");
+    retryWhileBusy(() => db.exec("BEGIN IMMEDIATE"), LOCK_WAIT_MS);
     try {
       db.exec(migrationsTable);
       const applied = new Set(
