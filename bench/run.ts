@@ -29,6 +29,16 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
   const dbs = benchDatabases(provider);
   try {
     const notes: string[] = [];
+    // A report with the notes so far and no rounds, for the runs that stop early.
+    const nothingMeasured = (): ProviderReport => ({
+      provider,
+      rows: [],
+      notes,
+      exitCodes: [],
+      growth: [],
+      plans: [],
+      profiles: [],
+    });
     const logFile = join(dbs.dir, "server.log");
     // (h) has its own data: one agent with 10,000 ready tasks.
     const withLeases = options.scenarios.length === 0 || options.scenarios.includes("h");
@@ -36,7 +46,7 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
     // (k) and (l) have their own million rows (bench/lib/lists.ts).
     if (listsWanted(options)) notes.push(...(await listsBench({ dbs, options, logFile, log })));
     if (options.scenarios.length > 0 && options.scenarios.every((key) => ["h", "k", "l"].includes(key))) {
-      return { provider, rows: [], notes, exitCodes: [], growth: [], plans: [], profiles: [], leases: await leases() };
+      return { ...nothingMeasured(), leases: await leases() };
     }
     // One database seeded through the API; every run gets a fresh copy of it.
     const template = await dbs.fresh("template");
@@ -65,20 +75,11 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
     const withWebhooks = options.scenarios.length === 0 || options.scenarios.includes("j");
     const webhooks = () => (withWebhooks && !options.profile ? webhookBench(context) : undefined);
     if (options.scenarios.length > 0 && options.scenarios.every((key) => key === "j")) {
-      return {
-        provider,
-        rows: [],
-        notes,
-        exitCodes: [],
-        growth: [],
-        plans: [],
-        profiles: [],
-        webhooks: await webhooks(),
-      };
+      return { ...nothingMeasured(), webhooks: await webhooks() };
     }
     if (options.profile) {
       const profiles = await profileScenarios(context, join(root, "bench/results/profiles"));
-      return { provider, rows: [], notes, exitCodes: [], growth: [], plans: [], profiles };
+      return { ...nothingMeasured(), profiles };
     }
     // (i): the mix of (f) with 200 event streams open.
     if (options.scenarios.length === 0 || options.scenarios.includes("i")) notes.push(...(await streamBench(context)));
@@ -88,13 +89,7 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
     if (scenariosFor(status, groups, options.scenarios).length === 0) {
       // Nothing for the rounds (or the growth table) to measure.
       return {
-        provider,
-        rows: [],
-        notes,
-        exitCodes: [],
-        growth: [],
-        plans: [],
-        profiles: [],
+        ...nothingMeasured(),
         rungs,
         leases: await leases(),
         webhooks: await webhooks(),
