@@ -31,10 +31,14 @@ const throttleUnavailable = () =>
  */
 export class LoginThrottle {
   private readonly counters: { name: string; counter: RateLimiterAbstract }[];
-  /** The last pending count of each pair in this process, so the next one waits its turn. */
-  private readonly pairTurns = new Map<string, Promise<unknown>>();
+  /** Per pair, the last pending count in this process (so the next one waits its turn) and how many are pending. */
+  private readonly pairTurns = new Map<string, { last: Promise<unknown>; pending: number }>();
+  private readonly limits: typeof loginLimits;
+  /** Pairs the counts refused, until when: refused again from memory, without a count or a turn to wait for. */
+  private readonly refusedPairs = new Map<string, number>();
 
   constructor(store: CounterStore, limits = loginLimits) {
+    this.limits = limits;
     const counter = (keyPrefix: string, points: number) =>
       store({ keyPrefix, points, durationSeconds: limits.windowSeconds });
     // In this order: an attempt refused for its pair never touches the account's
@@ -49,6 +53,9 @@ export class LoginThrottle {
   /** Takes a place for this attempt, or throws 429 (a bound is reached) or 503 (the counts cannot be reached). */
   async reserve(client: string, account: string): Promise<LoginReservation> {
     const keys = { pair: `${client} ${account}`, client, account } as Record<string, string>;
+    const refusedUntil = this.refusedPairs.get(keys.pair as string) ?? 0;
+    if (refusedUntil > Date.now())
+      throw tooManyLoginFailures(Math.max(1, Math.ceil((refusedUntil - Date.now()) / 1000)));
     const taken: { counter: RateLimiterAbstract; key: string }[] = [];
     for (const { name, counter } of this.counters) {
       const key = keys[name] as string;
@@ -58,6 +65,7 @@ export class LoginThrottle {
       } catch (outcome) {
         await Promise.allSettled(taken.map((p) => p.counter.reward(p.key)));
         if (outcome instanceof RateLimiterRes) {
+          if (name === "pair") this.refuse(key, outcome.msBeforeNext);
           throw tooManyLoginFailures(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
         }
         throw throttleUnavailable();
@@ -67,6 +75,7 @@ export class LoginThrottle {
     return {
       succeeded: async () => {
         const [pair, ...others] = taken;
+        this.refusedPairs.delete(keys.pair as string);
         await Promise.allSettled([pair?.counter.delete(pair.key), giveBack(others)]);
       },
       unchecked: async () => {
@@ -76,21 +85,44 @@ export class LoginThrottle {
   }
 
   /**
+   * Remembers a refused pair until its window lets it in again. A success
+   * elsewhere (another process) that forgives the pair is not seen here, so
+   * the pair stays refused by this process until then: the safe side.
+   */
+  private refuse(pair: string, msBeforeNext: number) {
+    const now = Date.now();
+    // Forgets pairs whose time has passed, so many guessers cannot grow the map without end.
+    if (this.refusedPairs.size >= 10_000) {
+      for (const [key, until] of this.refusedPairs) if (until <= now) this.refusedPairs.delete(key);
+    }
+    if (this.refusedPairs.size < 10_000) this.refusedPairs.set(pair, now + msBeforeNext);
+  }
+
+  /**
    * A burst of attempts for one pair is counted one after another in this
    * process: once one is refused, the store refuses the rest from memory
    * (see counterStore), so a flood of guesses costs a handful of queries
-   * instead of one each, and is refused at once instead of queueing for the
-   * counter's connections.
+   * instead of one each. An attempt that finds as many attempts of its pair
+   * already pending as the pair may make in a window cannot be allowed
+   * whatever they turn out to be, so it is refused at once instead of
+   * holding a request slot while it waits its turn.
    */
   private inTurn<T>(key: string, count: () => Promise<T>): Promise<T> {
-    const counted = (this.pairTurns.get(key) ?? Promise.resolve()).then(count, count);
+    const turn = this.pairTurns.get(key) ?? { last: Promise.resolve(), pending: 0 };
+    if (turn.pending >= this.limits.perAccountAndClient) {
+      return Promise.reject(new RateLimiterRes(0, this.limits.windowSeconds * 1000));
+    }
+    const counted = turn.last.then(count, count);
     const settled = counted.then(
       () => undefined,
       () => undefined,
     );
-    this.pairTurns.set(key, settled);
+    turn.last = settled;
+    turn.pending++;
+    this.pairTurns.set(key, turn);
     void settled.then(() => {
-      if (this.pairTurns.get(key) === settled) this.pairTurns.delete(key);
+      turn.pending--;
+      if (turn.pending === 0 && this.pairTurns.get(key) === turn) this.pairTurns.delete(key);
     });
     return counted;
   }
