@@ -1,4 +1,4 @@
-// `npm run bench:rate-limit [-- --pg | --duration 5 | --rounds 2]`
+// `npm run bench:rate-limit [-- --pg | --only postgresql | --duration 5 | --rounds 2]`
 // The throughput cost of RATE_LIMIT_PER_MINUTE on (a) GET /agents/{id} and
 // (c) POST /agents: the built service with the limit off, then on (high
 // enough that nothing is refused, so every request is counted and announced),
@@ -20,6 +20,8 @@ const { values } = parseArgs({
   args: process.argv.slice(2),
   options: {
     pg: { type: "boolean", default: false },
+    // One database's configurations only: `sqlite` or `postgresql` (which implies --pg).
+    only: { type: "string" },
     duration: { type: "string", default: "5" },
     rounds: { type: "string", default: "1" },
     connections: { type: "string", default: "32" },
@@ -36,13 +38,15 @@ const scenarios = agentScenarios("idle").filter((s) => s.key === "a" || s.key ==
 log("building the service (npm run build)");
 execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: "inherit" });
 
-const configurations: { provider: Provider; workers: number; label: string }[] = [
-  { provider: "sqlite", workers: 1, label: "SQLite, 1 process (memory)" },
-  { provider: "sqlite", workers: 2, label: "SQLite, WEB_CONCURRENCY=2 (the primary, over IPC)" },
-  ...(values.pg
-    ? [{ provider: "postgresql" as Provider, workers: 1, label: "PostgreSQL, 1 instance (rate_limits)" }]
-    : []),
-];
+const configurations = (
+  [
+    { provider: "sqlite", workers: 1, label: "SQLite, 1 process (memory)" },
+    { provider: "sqlite", workers: 2, label: "SQLite, WEB_CONCURRENCY=2 (the primary, over IPC)" },
+    { provider: "postgresql", workers: 1, label: "PostgreSQL, 1 instance (rate_limits)" },
+  ] as { provider: Provider; workers: number; label: string }[]
+).filter(({ provider }) =>
+  values.only ? provider === values.only : provider === "sqlite" || (provider === "postgresql" && values.pg),
+);
 
 const mean = (results: LoadResult[], pick: (r: LoadResult) => number) =>
   results.reduce((sum, r) => sum + pick(r), 0) / Math.max(results.length, 1);

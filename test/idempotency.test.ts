@@ -4,7 +4,8 @@ import { statement } from "../src/db/index.js";
 import { idempotencyStore } from "../src/idempotency/store.js";
 import type { AppRouter } from "../src/routers/index.js";
 import type { AgentOut } from "../src/schemas/agents.js";
-import { startTestApp, type TestApp } from "./helpers/app.js";
+import { cipherFor } from "../src/webhooks/cipher.js";
+import { startTestApp, type TestApp, testConfig } from "./helpers/app.js";
 import { createAgent } from "./helpers/factories.js";
 import { documentedBy } from "./helpers/openapi-responses.js";
 
@@ -152,6 +153,41 @@ describe("a request still running", () => {
     expect(replayed.status).toBe(204);
     expect(replayed.headers.get("idempotent-replayed")).toBe("true");
     expect(await replayed.text()).toBe("");
+  });
+});
+
+describe("how a response is kept", () => {
+  const keptBody = statement<{ response_body: string }, [key: string]>(
+    "test_idempotency_kept_body",
+    "SELECT response_body FROM idempotency_keys WHERE key = $1",
+  );
+  const setKeptBody = statement<unknown, [body: string, key: string]>(
+    "test_idempotency_set_kept_body",
+    "UPDATE idempotency_keys SET response_body = $1 WHERE key = $2",
+  );
+
+  it("an agent's creation, which holds no secret, is kept as it was answered", async () => {
+    const key = newKey();
+    const first = await post(app, "/agents", { name: `clear-${key}`, type: "worker" }, key);
+    const created = await first.json();
+    const kept = await app.database.db.get(keptBody, [key]);
+    expect(JSON.parse(kept?.response_body ?? "")).toEqual(created);
+  });
+
+  it("a body kept sealed (by an earlier version) still replays", async () => {
+    const key = newKey();
+    const first = await post(app, "/agents", { name: `sealed-${key}`, type: "worker" }, key);
+    const created = await first.json();
+    const sender = "address:127.0.0.1";
+    const sealed = cipherFor(testConfig({}, app.database)).encrypt(
+      JSON.stringify(created),
+      `idempotency ${sender} ${key}`,
+    );
+    await app.database.db.run(setKeptBody, [sealed, key]);
+    const again = await post(app, "/agents", { name: `sealed-${key}`, type: "worker" }, key);
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.json()).toEqual(created);
   });
 });
 

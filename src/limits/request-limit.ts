@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type RateLimiterAbstract, RateLimiterRes } from "rate-limiter-flexible";
+import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { AppError } from "../errors.js";
 import { rateLimited as rateLimitedTotal } from "../metrics/registry.js";
+import { coalescingCounter } from "./coalesce.js";
 
 const WINDOW_SECONDS = 60;
 
@@ -27,6 +28,7 @@ export function requestLimit(
   senderOf: (req: IncomingMessage) => string,
 ) {
   const policy = `"default";q=${perMinute};w=${WINDOW_SECONDS}`;
+  const count = coalescingCounter((key, points) => counter.consume(key, points), perMinute);
   const announce = (res: ServerResponse, remaining: number, msBeforeNext: number) => {
     res.setHeader("RateLimit-Policy", policy);
     res.setHeader("RateLimit", `"default";r=${remaining};t=${secondsOf(msBeforeNext)}`);
@@ -34,23 +36,23 @@ export function requestLimit(
 
   return {
     /**
-     * Counts `count` requests (the calls of a tRPC batch count one each)
+     * Counts `requests` requests (the calls of a tRPC batch count one each)
      * against the request's sender and puts the fields on `res`; returns the
      * 429 to answer with once the sender is over its limit.
      */
-    async take(req: IncomingMessage, res: ServerResponse, count = 1): Promise<AppError | undefined> {
+    async take(req: IncomingMessage, res: ServerResponse, requests = 1): Promise<AppError | undefined> {
+      let share: Awaited<ReturnType<typeof count>>;
       try {
-        const counted = await counter.consume(senderOf(req), count);
-        announce(res, counted.remainingPoints, counted.msBeforeNext);
+        share = await count(senderOf(req), requests);
+      } catch {
+        // The store failing (the cluster's primary did not answer in time): requests are served
+        // uncounted rather than all refused.
         return undefined;
-      } catch (outcome) {
-        // Anything but a refusal is the store failing (the cluster's primary did not answer in time):
-        // requests are served uncounted rather than all refused.
-        if (!(outcome instanceof RateLimiterRes)) return undefined;
-        announce(res, 0, outcome.msBeforeNext);
-        rateLimitedTotal.inc(count);
-        return rateLimited(secondsOf(outcome.msBeforeNext));
       }
+      announce(res, share.remaining, share.msBeforeNext);
+      if (share.allowed) return undefined;
+      rateLimitedTotal.inc(requests);
+      return rateLimited(secondsOf(share.msBeforeNext));
     },
   };
 }

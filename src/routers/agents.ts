@@ -74,6 +74,7 @@ export const agentsRouter = router({
       },
       successStatus: 201,
       location: (agent) => `/agents/${agent.id}`,
+      keptInClear: true,
       versioned: true,
     })
     .input(AgentCreate)

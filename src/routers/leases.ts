@@ -26,6 +26,7 @@ export const leasesRouter = router({
       successStatus: 201,
       longPoll: true,
       location: (lease) => `/agents/${lease.agent_id}/leases/${lease.id}`,
+      keptInClear: true,
       otherSuccess: {
         status: 204,
         description: "No task became ready within wait_seconds (or the service is shutting down)",

@@ -67,6 +67,7 @@ export const tasksRouter = router({
       },
       successStatus: 201,
       location: (task) => `/agents/${task.agent_id}/tasks/${task.id}`,
+      keptInClear: true,
       versioned: true,
     })
     .input(TaskCreateInput)

@@ -49,6 +49,13 @@ export type ProcedureMeta = {
   longPoll?: true;
   /** The document's media type object for a `stream: "sse"` success (`text/event-stream`). */
   streamContent?: Record<string, unknown>;
+  /**
+   * The procedure's answers never hold a secret, so the copy kept for an
+   * Idempotency-Key (SPEC §13.1) is stored as it is rather than sealed
+   * (src/idempotency/middleware.ts): sealing is for answers such as a
+   * webhook's creation, which holds its signing secret.
+   */
+  keptInClear?: true;
   /** Set by readProcedure/writeProcedure/userProcedure: what AUTH_POLICY asks of the operation. */
   access?: Access;
   /**

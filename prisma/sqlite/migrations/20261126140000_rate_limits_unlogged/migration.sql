@@ -1,0 +1,2 @@
+-- PostgreSQL makes rate_limits UNLOGGED under this name; SQLite keeps its
+-- counts in memory (src/limits/store.ts), so there is nothing to change here.

@@ -1,0 +1,67 @@
+import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { describe, expect, it } from "vitest";
+import { coalescingCounter } from "../src/limits/coalesce.js";
+
+/** A memory store that answers late, and records the points of each trip. */
+function slowStore(points: number) {
+  const store = new RateLimiterMemory({ points, duration: 60 });
+  const trips: number[] = [];
+  const consume = async (key: string, count: number): Promise<RateLimiterRes> => {
+    trips.push(count);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    return store.consume(key, count);
+  };
+  return { consume, trips };
+}
+
+describe("counts of one key made at once", () => {
+  it("go to the store together, and each caller still gets its own place: exactly the limit allowed", async () => {
+    const { consume, trips } = slowStore(10);
+    const count = coalescingCounter(consume, 10);
+    const shares = await Promise.all(Array.from({ length: 25 }, () => count("sender", 1)));
+    expect(trips.length).toBeLessThan(25);
+    expect(trips.reduce((sum, n) => sum + n, 0)).toBe(25);
+    expect(shares.filter((share) => share.allowed)).toHaveLength(10);
+    // Each allowed count seen once: remaining 9, 8, …, 0, in the order the callers came.
+    expect(shares.slice(0, 10).map((share) => share.remaining)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    expect(shares.slice(10).every((share) => !share.allowed && share.remaining === 0)).toBe(true);
+  });
+
+  it("a caller counting several (a tRPC batch) is allowed all or nothing", async () => {
+    const { consume } = slowStore(10);
+    const count = coalescingCounter(consume, 10);
+    const [first, batch, last] = await Promise.all([count("k", 8), count("k", 3), count("k", 1)]);
+    expect(first).toMatchObject({ allowed: true, remaining: 2 });
+    expect(batch).toMatchObject({ allowed: false, remaining: 0 });
+    expect(last).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
+  it("keys apart never wait for each other", async () => {
+    const { consume, trips } = slowStore(2);
+    const count = coalescingCounter(consume, 2);
+    const [a, b] = await Promise.all([count("a", 1), count("b", 1)]);
+    expect([a.allowed, b.allowed, trips]).toEqual([true, true, [1, 1]]);
+  });
+
+  it("a refusal without a count (the key blocked in memory until its window ends) refuses every caller", async () => {
+    const count = coalescingCounter(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      throw new RateLimiterRes(0, 30_000);
+    }, 10);
+    const shares = await Promise.all([count("k", 1), count("k", 1), count("k", 1)]);
+    expect(shares).toEqual(Array(3).fill({ allowed: false, remaining: 0, msBeforeNext: 30_000 }));
+  });
+
+  it("a store failure fails every caller of the trip, and the next trip goes out", async () => {
+    let fail = true;
+    const count = coalescingCounter(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      if (fail) throw new Error("down");
+      return { consumedPoints: 1, remainingPoints: 9, msBeforeNext: 1000, isFirstInDuration: true } as RateLimiterRes;
+    }, 10);
+    const outcomes = await Promise.allSettled([count("k", 1), count("k", 1)]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "rejected"]);
+    fail = false;
+    expect(await count("k", 1)).toMatchObject({ allowed: true, remaining: 9 });
+  });
+});
