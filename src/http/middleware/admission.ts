@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { Provider } from "../../db/index.js";
 import { AppError } from "../../errors.js";
 import { loadShed } from "../../metrics/registry.js";
@@ -40,6 +41,78 @@ function eventLoopLag(maxDelayMs: number) {
   return { lagging: () => lateTicks >= 2 };
 }
 
+/** How long the window is over which connections and requests are counted to tell a flood. */
+const floodWindowMs = 1000;
+/** The share of time the loop may be busy during a flood before new requests are refused. */
+const busyShare = 0.9;
+/** The shortest window over which that share is measured. */
+const busyWindowMs = 25;
+/** Connections sending requests within one window below which there is no flood, however slow they are served. */
+const floodConnections = 256;
+/** Marks a connection with the window in which it last sent a request. */
+const lastWindow = Symbol("floodWindow");
+
+/**
+ * Whether a flood of connections keeps the event loop saturated. Node reads
+ * every socket that has data in each turn of its loop, and a SQLite read is
+ * short and synchronous: under a flood of connections no slot is held for
+ * long while requests wait in the sockets, unseen by any count of slots.
+ * A saturated loop also starves new connections, which then wait in the
+ * listen queue for seconds (measured: a bare node:http server at 1,000 busy
+ * connections accepts a few a second). So the guard estimates how long a
+ * request waits: the connections that sent requests in the last second,
+ * divided by the requests read (Little's law, as each connection sends its
+ * next request once answered), once more than 256 connections sent
+ * requests in it. While that is more than `floodWaitMs`, new
+ * requests are refused whenever the loop was busy more than 90% of the last
+ * few tens of milliseconds: refusing sends clients away for a while, so the
+ * loop gets idle time back at once, and admitted requests and new
+ * connections keep a bounded wait. A loop kept busy by a few dozen
+ * connections (a benchmark) waits a few milliseconds, so is never refused
+ * for this.
+ */
+function floodGuard(floodWaitMs: number) {
+  let window = 0;
+  let windowStart = performance.now();
+  let connections = 0;
+  let reads = 0;
+  let estimate = 0;
+  let busyStart = windowStart;
+  let busyUse = performance.eventLoopUtilization();
+  let busy = false;
+  const busyLately = (now: number) => {
+    if (now - busyStart >= busyWindowMs) {
+      const use = performance.eventLoopUtilization();
+      busy = performance.eventLoopUtilization(use, busyUse).utilization > busyShare;
+      busyUse = use;
+      busyStart = now;
+    }
+    return busy;
+  };
+  return {
+    /** Counts a request read from `socket`; whether it must be refused. */
+    refuses(socket: (Socket & { [lastWindow]?: number }) | null): boolean {
+      const now = performance.now();
+      const elapsed = now - windowStart;
+      if (elapsed >= floodWindowMs) {
+        estimate = connections >= floodConnections ? (connections / reads) * elapsed : 0;
+        window++;
+        windowStart = now;
+        connections = 0;
+        reads = 0;
+      }
+      reads++;
+      if (socket && socket[lastWindow] !== window) {
+        socket[lastWindow] = window;
+        connections++;
+      }
+      // The window under way counts too, so a flood is seen in its first second.
+      const current = connections >= floodConnections && elapsed < floodWindowMs ? (connections / reads) * elapsed : 0;
+      return Math.max(estimate, current) > floodWaitMs && busyLately(now);
+    },
+  };
+}
+
 /**
  * Slots per process when MAX_IN_FLIGHT is unset. PostgreSQL: twice pg's
  * default pool of 10, so a connection is never idle while a request is
@@ -52,13 +125,15 @@ const defaultInFlight: Record<Provider, number> = { postgresql: 20, sqlite: 8 };
 /** The client left (its body never came, or it hung up while waiting): its response will never close again. */
 const gone = (res: ServerResponse) => res.destroyed || !res.socket || res.socket.destroyed;
 
-const overloaded = () =>
-  new AppError("unavailable", "The service is overloaded; retry shortly", undefined, { "Retry-After": "1" });
+/** One refusal for all: under a flood, capturing a stack per refused request is a cost worth not paying. */
+const overloaded = new AppError("unavailable", "The service is overloaded; retry shortly", undefined, {
+  "Retry-After": "1",
+});
 
 /** A refusal, counted. */
 const shed = () => {
   loadShed.inc();
-  return overloaded();
+  return overloaded;
 };
 
 /** The answer to a request at the door: go on (undefined), a refusal, or the wait for one of these. */
@@ -73,8 +148,8 @@ interface Waiter {
 /**
  * Admission control with bounded queueing. A request is served when one of
  * `maxInFlight` slots is free, else waits in line at most `maxQueueMs` (and
- * behind at most `maxQueued` others); otherwise, or when the event loop
- * lags, it is refused with 503 + Retry-After. The slots are sized to what
+ * behind at most `maxQueued` others); otherwise, or when a flood saturates
+ * the event loop, or when it lags, it is refused with 503 + Retry-After. The slots are sized to what
  * the database can do at once, so admitted requests keep a bounded latency
  * under overload and the excess is told at once to come back later, instead
  * of everyone waiting longer and longer. `admit` answers nothing itself: the
@@ -86,6 +161,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
   let longPolls = 0;
   const line: Waiter[] = [];
   const lag = eventLoopLag(limits.maxEventLoopDelayMs);
+  const flood = floodGuard(2 * limits.maxQueueMs);
 
   const enter = (res: ServerResponse) => {
     inFlight++;
@@ -118,7 +194,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
   return {
     /** Counts the request in until its response closes, once a slot is free; or the refusal. */
     admit(res: ServerResponse): Admission {
-      if (lag.lagging() || gone(res)) return shed();
+      if (flood.refuses(res.socket) || lag.lagging() || gone(res)) return shed();
       if (inFlight < maxInFlight && line.length === 0) {
         enter(res);
         return undefined;
