@@ -1,8 +1,10 @@
 import type { Database } from "../db/index.js";
+import type { EventRecord } from "../events/types.js";
 import type { Logger } from "../logger.js";
-import { type AttemptPolicy, attemptDelivery, loadTarget, type Target } from "./attempt.js";
-import { dispatchStatements as statements } from "./dispatch-rows.js";
+import { attemptDelivery, loadTarget, type Target } from "./attempt.js";
+import { type Claim, dispatchStatements as statements } from "./dispatch-rows.js";
 import { createLimiter } from "./limiter.js";
+import { createRecorder, type RecordPolicy } from "./recorder.js";
 import type { SecretsCipher } from "./secrets.js";
 import type { Sender } from "./sender.js";
 
@@ -10,13 +12,16 @@ import type { Sender } from "./sender.js";
 const LONGEST_SLEEP_MS = 3_600_000;
 // After a failure (the database unreachable), or when due work could not be claimed, look again after this long.
 const RETRY_MS = 1_000;
+// Looks for due work start at most this often: while attempts keep ending, each look claims what room
+// they left since the last one in one statement, instead of one claim per ended attempt.
+const PUMP_INTERVAL_MS = 10;
 
 export interface DispatcherOptions {
   db: Database;
   sender: Sender;
   /** Called at the first delivery: a key file is read (or made) only when there is something to sign. */
   cipher: () => SecretsCipher;
-  policy: AttemptPolicy;
+  policy: RecordPolicy;
   logger: Logger;
   /** Attempts at once in this process, and per endpoint. */
   concurrency: { total: number; perEndpoint: number };
@@ -41,10 +46,13 @@ export interface Dispatcher {
 export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const { db, logger, concurrency } = options;
   const limiter = createLimiter({ total: concurrency.total, perKey: concurrency.perEndpoint });
+  const deps = { ...options, recorder: createRecorder(options) };
   const running = new Map<string, number>();
   const attempts = new Set<Promise<void>>();
   let pumping: Promise<void> | undefined;
   let again = false;
+  let lastPump = 0;
+  let paced: NodeJS.Timeout | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
 
@@ -55,14 +63,10 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     timer.unref();
   };
 
-  function startAttempt(
-    claim: Parameters<typeof attemptDelivery>[1],
-    until: Date,
-    target: Promise<Target | undefined>,
-  ) {
+  function startAttempt(claim: Claim, until: Date, target: Promise<Target | undefined>, record?: EventRecord) {
     running.set(claim.webhook_id, (running.get(claim.webhook_id) ?? 0) + 1);
     const attempt = limiter
-      .run(claim.webhook_id, async () => attemptDelivery(options, claim, until, await target))
+      .run(claim.webhook_id, async () => attemptDelivery(deps, claim, until, await target, record))
       .catch((error: unknown) => {
         // Unrecorded: the claim runs out and the delivery is due again.
         logger.warn({ err: error, delivery_id: claim.id }, "a webhook delivery attempt could not be recorded");
@@ -102,6 +106,11 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     if (picked.length === 0) return false;
     const until = new Date(now.getTime() + options.claimMs);
     const claimed = await db.all(statements.claim, [JSON.stringify(picked), until, now]);
+    // None claimed: another instance took them (or holds them for a moment); the timer looks again.
+    if (claimed.length === 0) return false;
+    // One read of the claimed events for the whole batch.
+    const events = await db.all(statements.events, [JSON.stringify(claimed.map(({ event_id }) => String(event_id)))]);
+    const eventById = new Map(events.map((event) => [event.id, event]));
     // One look-up of URL and secrets per endpoint for the whole batch.
     const targets = new Map<string, Promise<Target | undefined>>();
     for (const claim of claimed) {
@@ -112,10 +121,9 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
         target.catch(() => {});
         targets.set(claim.webhook_id, target);
       }
-      startAttempt(claim, until, target);
+      startAttempt(claim, until, target, eventById.get(claim.event_id));
     }
-    // None claimed: another instance took them (or holds them for a moment); the timer looks again.
-    return claimed.length > 0;
+    return true;
   }
 
   async function armTimer(): Promise<void> {
@@ -144,6 +152,17 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       again = true;
       return;
     }
+    if (paced) return;
+    const wait = lastPump + PUMP_INTERVAL_MS - performance.now();
+    if (wait > 0) {
+      paced = setTimeout(() => {
+        paced = undefined;
+        wake();
+      }, wait);
+      paced.unref();
+      return;
+    }
+    lastPump = performance.now();
     pumping = pump().finally(() => {
       pumping = undefined;
       if (again) wake();
@@ -159,6 +178,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     async stop() {
       stopped = true;
       clearTimeout(timer);
+      clearTimeout(paced);
       await pumping;
       while (attempts.size > 0) await Promise.all([...attempts]);
     },
