@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Agent, request } from "undici";
 import { type LoadResult, measure } from "./load.js";
 import type { RunContext } from "./rounds.js";
 import { pool } from "./seed.js";
@@ -51,18 +52,27 @@ async function endpoint(delayMs: number): Promise<Endpoint> {
   return ep;
 }
 
+/**
+ * The setup's connections to the service. The service closes a connection idle for
+ * KEEP_ALIVE_TIMEOUT_SECONDS (5 s); a POST sent on one just as it closes is lost with a reset,
+ * and a POST is not retried (it may have been served). Idle for 1 s, a connection is closed here
+ * first, so a reused one is never one the service is closing, even when its event loop runs late.
+ */
+const setupAgent = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 });
+
 /** A setup request; a 503 (load shed while deliveries run) is tried again after its Retry-After. */
 async function post(url: string, path: string, body: unknown): Promise<void> {
   for (;;) {
-    const res = await fetch(`${url}${path}`, {
+    const res = await request(`${url}${path}`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(body),
+      dispatcher: setupAgent,
     });
-    await res.arrayBuffer();
-    if (res.status === 201) return;
-    if (res.status !== 503) throw new Error(`(j): POST ${path} answered ${res.status}`);
-    await new Promise((resolve) => setTimeout(resolve, Number(res.headers.get("retry-after") ?? 1) * 1000));
+    await res.body.dump();
+    if (res.statusCode === 201) return;
+    if (res.statusCode !== 503) throw new Error(`(j): POST ${path} answered ${res.statusCode}`);
+    await new Promise((resolve) => setTimeout(resolve, Number(res.headers["retry-after"] ?? 1) * 1000));
   }
 }
 
