@@ -23,12 +23,37 @@ export interface Target {
   error?: string;
 }
 
-export async function loadTarget(db: Database, cipher: SecretsCipher, webhookId: string): Promise<Target | undefined> {
+export type Decrypt = SecretsCipher["decrypt"];
+
+// Decrypted secrets kept per process at most; past that the memo starts again.
+const MEMO_SIZE = 1_000;
+
+/**
+ * Decrypts each stored secret once: a ciphertext (bound to its webhook)
+ * always opens to the same secret, and AES-GCM per attempt was a visible
+ * share of a delivery's CPU. A rotation stores a new ciphertext, so it is
+ * never served from here.
+ */
+export function decryptOnce(cipher: () => SecretsCipher): Decrypt {
+  const opened = new Map<string, string>();
+  return (sealed, webhookId) => {
+    const key = `${webhookId} ${sealed}`;
+    let secret = opened.get(key);
+    if (secret === undefined) {
+      secret = cipher().decrypt(sealed, webhookId);
+      if (opened.size >= MEMO_SIZE) opened.clear();
+      opened.set(key, secret);
+    }
+    return secret;
+  };
+}
+
+export async function loadTarget(db: Database, decrypt: Decrypt, webhookId: string): Promise<Target | undefined> {
   const webhook = await db.get(statements.target, [webhookId]);
   if (!webhook) return undefined;
   const sealed = await db.all(webhookStatements.validSecrets, [webhookId, new Date()]);
   try {
-    return { url: webhook.url, secrets: sealed.map(({ secret }) => cipher.decrypt(secret, webhookId)) };
+    return { url: webhook.url, secrets: sealed.map(({ secret }) => decrypt(secret, webhookId)) };
   } catch (error) {
     // The reason names no secret (SecretDecryptionError); the log tells the operator what to fix.
     return { url: webhook.url, secrets: [], error: error instanceof Error ? error.message : String(error) };

@@ -1,7 +1,7 @@
 import type { Database } from "../db/index.js";
 import type { EventRecord } from "../events/types.js";
 import type { Logger } from "../logger.js";
-import { attemptDelivery, loadTarget, type Target } from "./attempt.js";
+import { attemptDelivery, decryptOnce, loadTarget, type Target } from "./attempt.js";
 import { type Claim, dispatchStatements as statements } from "./dispatch-rows.js";
 import { createLimiter } from "./limiter.js";
 import { createRecorder, type RecordPolicy } from "./recorder.js";
@@ -14,7 +14,7 @@ const LONGEST_SLEEP_MS = 3_600_000;
 const RETRY_MS = 1_000;
 // Looks for due work start at most this often: while attempts keep ending, each look claims what room
 // they left since the last one in one statement, instead of one claim per ended attempt.
-const PUMP_INTERVAL_MS = 10;
+const PUMP_INTERVAL_MS = 25;
 
 export interface DispatcherOptions {
   db: Database;
@@ -47,6 +47,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const { db, logger, concurrency } = options;
   const limiter = createLimiter({ total: concurrency.total, perKey: concurrency.perEndpoint });
   const deps = { ...options, recorder: createRecorder(options) };
+  const decrypt = decryptOnce(options.cipher);
   const running = new Map<string, number>();
   const attempts = new Set<Promise<void>>();
   let pumping: Promise<void> | undefined;
@@ -116,7 +117,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     for (const claim of claimed) {
       let target = targets.get(claim.webhook_id);
       if (!target) {
-        target = loadTarget(db, options.cipher(), claim.webhook_id);
+        target = loadTarget(db, decrypt, claim.webhook_id);
         // Awaited by each attempt; a failure there is that attempt's to report.
         target.catch(() => {});
         targets.set(claim.webhook_id, target);

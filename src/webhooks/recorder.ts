@@ -10,6 +10,8 @@ import type { SendOutcome } from "./sender.js";
 
 // Attempts recorded per transaction at most; more wait for the next one.
 const BATCH = 200;
+// Transactions start at most this often: attempts that end meanwhile share the next one.
+const INTERVAL_MS = 25;
 
 export interface RecordPolicy {
   retrySchedule: readonly number[];
@@ -35,8 +37,8 @@ export interface Recorder {
 }
 
 /**
- * Records finished attempts in batches: every attempt that ends while a
- * transaction is writing the previous ones goes into the next, so the
+ * Records finished attempts in batches, at most one transaction every
+ * INTERVAL_MS: every attempt that ends meanwhile goes into the next, so the
  * database sees one transaction per batch instead of one per attempt. Each
  * attempt still gets its row, its delivery's new state and its endpoint's
  * run of failures, exactly as if recorded alone and in the same order.
@@ -52,16 +54,19 @@ export function createRecorder({
 }): Recorder {
   const queue: Queued[] = [];
   let writing = false;
+  let lastWrite = Number.NEGATIVE_INFINITY;
 
   async function writeAll(): Promise<void> {
-    // Attempts that end in this turn of the event loop join the first batch.
-    await new Promise((resolve) => setImmediate(resolve));
+    // Attempts that end before the batch is written join it.
+    const wait = lastWrite + INTERVAL_MS - performance.now();
+    await new Promise((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)));
     for (;;) {
       if (queue.length === 0) {
         writing = false;
         return;
       }
       const batch = queue.splice(0, BATCH);
+      lastWrite = performance.now();
       try {
         const counted = await db.transaction((tx) => writeBatch(tx, batch));
         // Counted once committed: succeeded, pending (a retry is scheduled) or failed (no retry left).
