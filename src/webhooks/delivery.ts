@@ -45,6 +45,7 @@ export function startWebhookDelivery({
     policy: { retrySchedule: settings.retrySchedule, disableAfterHours: settings.disableAfterHours },
     logger,
     concurrency: settings.concurrency,
+    maxPerSecond: settings.maxAttemptsPerSecond,
     // Longer than the send's timeout plus recording it; after a crash the delivery is due again then.
     claimMs: 2 * settings.timeoutMs + 5_000,
   });

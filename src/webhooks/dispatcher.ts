@@ -4,6 +4,7 @@ import type { Logger } from "../logger.js";
 import { attemptDelivery, decryptOnce, loadTarget, type Target } from "./attempt.js";
 import { type Claim, dispatchStatements as statements } from "./dispatch-rows.js";
 import { createLimiter } from "./limiter.js";
+import { createAttemptRate } from "./rate.js";
 import { createRecorder, type RecordPolicy } from "./recorder.js";
 import type { SecretsCipher } from "./secrets.js";
 import type { Sender } from "./sender.js";
@@ -25,6 +26,8 @@ export interface DispatcherOptions {
   logger: Logger;
   /** Attempts at once in this process, and per endpoint. */
   concurrency: { total: number; perEndpoint: number };
+  /** Attempts started per second at most in this process (0: unbounded), so delivery leaves the API its share of the CPU. */
+  maxPerSecond: number;
   /** How long a claim lasts: longer than any attempt (send + record), so only a crash lets one lapse. */
   claimMs: number;
 }
@@ -47,6 +50,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const { db, logger, concurrency } = options;
   const limiter = createLimiter({ total: concurrency.total, perKey: concurrency.perEndpoint });
   const deps = { ...options, recorder: createRecorder(options) };
+  const rate = createAttemptRate(options.maxPerSecond);
   const decrypt = decryptOnce(options.cipher);
   const running = new Map<string, number>();
   const attempts = new Set<Promise<void>>();
@@ -84,7 +88,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
 
   /** Claims and starts what there is room for; true when it should look again at once. */
   async function claimDue(): Promise<boolean> {
-    const room = concurrency.total - limiter.running;
+    const room = Math.min(concurrency.total - limiter.running, rate.available());
     if (room <= 0) return false;
     const full = [...running].filter(([, count]) => count >= concurrency.perEndpoint).map(([id]) => id);
     const now = new Date();
@@ -107,6 +111,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     if (picked.length === 0) return false;
     const until = new Date(now.getTime() + options.claimMs);
     const claimed = await db.all(statements.claim, [JSON.stringify(picked), until, now]);
+    rate.take(claimed.length);
     // None claimed: another instance took them (or holds them for a moment); the timer looks again.
     if (claimed.length === 0) return false;
     // One read of the claimed events for the whole batch.
@@ -131,8 +136,12 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     const next = await db.get(statements.nextDue, []);
     if (!next) return setTimer(LONGEST_SLEEP_MS);
     const delay = Date.parse(next.due) - Date.now();
-    // Due already but not claimable here: every slot is busy (a finished attempt wakes us) or another instance has it.
-    if (delay <= 0) return limiter.running >= concurrency.total ? undefined : setTimer(RETRY_MS);
+    if (delay <= 0) {
+      // Due already but not claimable here: the rate allows no more yet, every slot is busy (a finished
+      // attempt wakes us), or another instance has it.
+      if (rate.available() < 1) return setTimer(rate.msUntilNext());
+      return limiter.running >= concurrency.total ? undefined : setTimer(RETRY_MS);
+    }
     setTimer(delay);
   }
 
