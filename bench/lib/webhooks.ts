@@ -25,6 +25,10 @@ export interface WebhookBench {
   seconds: number;
   /** Whether both quick endpoints got every event within the drain timeout. */
   drained: boolean;
+  /** Deliveries to the quick endpoints still owed when (f) started (of the setup's events). */
+  backlogAtMix: number;
+  /** Deliveries to the quick endpoints per second while (f) ran (its warm-up included). */
+  deliveredPerSecondDuringMix: number;
   slowDelivered: number;
   mixWithout: LoadResult;
   mixWith: LoadResult;
@@ -104,8 +108,11 @@ export async function webhookBench(ctx: RunContext): Promise<WebhookBench> {
     await pool([...Array(webhookEvents).keys()], 16, (i) =>
       post(target.url, "/agents", { name: `hooked-${i}`, type: "worker" }),
     );
-    const mixWith = await measure(target, { kind: "mix" }, mixOptions(ctx), ctx.options.warmup);
     const [quickA, quickB, slow] = endpoints as [Endpoint, Endpoint, Endpoint];
+    const quickCount = () => quickA.count + quickB.count;
+    const beforeMix = { count: quickCount(), at: performance.now() };
+    const mixWith = await measure(target, { kind: "mix" }, mixOptions(ctx), ctx.options.warmup);
+    const deliveredPerSecondDuringMix = ((quickCount() - beforeMix.count) * 1000) / (performance.now() - beforeMix.at);
     const deadline = Date.now() + DRAIN_TIMEOUT_MS;
     while ((quickA.count < webhookEvents || quickB.count < webhookEvents) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -117,12 +124,14 @@ export async function webhookBench(ctx: RunContext): Promise<WebhookBench> {
       deliveredPerSecond: (quickA.count + quickB.count) / seconds,
       seconds,
       drained,
+      backlogAtMix: Math.max(0, 2 * webhookEvents - beforeMix.count),
+      deliveredPerSecondDuringMix,
       slowDelivered: slow.count,
       mixWithout,
       mixWith,
     };
     log(
-      `${ctx.dbs.provider} (j): ${result.deliveredPerSecond.toFixed(0)} deliveries/s to the quick endpoints over ${seconds.toFixed(1)} s (drained: ${drained}), slow endpoint ${slow.count}; (f) ${mixWith.rps.toFixed(0)} req/s with deliveries vs ${mixWithout.rps.toFixed(0)} without`,
+      `${ctx.dbs.provider} (j): ${result.deliveredPerSecond.toFixed(0)} deliveries/s to the quick endpoints over ${seconds.toFixed(1)} s (drained: ${drained}), ${deliveredPerSecondDuringMix.toFixed(0)}/s during (f) with ${result.backlogAtMix} owed at its start, slow endpoint ${slow.count}; (f) ${mixWith.rps.toFixed(0)} req/s with deliveries vs ${mixWithout.rps.toFixed(0)} without`,
     );
     return result;
   } finally {
@@ -144,6 +153,7 @@ export function webhookReport(bench: WebhookBench | undefined): string[] {
     "| run | value |",
     "|---|---|",
     `| deliveries/s to the two quick endpoints | ${bench.deliveredPerSecond.toFixed(0)} over ${bench.seconds.toFixed(1)} s${bench.drained ? "" : " (**not drained**)"} |`,
+    `| deliveries/s to the quick endpoints while (f) ran; owed at its start | ${bench.deliveredPerSecondDuringMix.toFixed(0)}; ${bench.backlogAtMix} |`,
     `| deliveries to the slow endpoint meanwhile | ${bench.slowDelivered} |`,
     `| (f) req/s while delivering / without webhooks | ${bench.mixWith.rps.toFixed(0)} / ${bench.mixWithout.rps.toFixed(0)} (p99 ${bench.mixWith.p99} / ${bench.mixWithout.p99} ms) |`,
     "",
