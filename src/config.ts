@@ -66,6 +66,7 @@ const envSchema = z
     WEBHOOK_TIMEOUT_SECONDS: optional(z.coerce.number().positive().max(60).default(10)),
     WEBHOOK_CONCURRENCY: optional(z.coerce.number().int().min(1).max(1000).default(50)),
     WEBHOOK_CONCURRENCY_PER_ENDPOINT: optional(z.coerce.number().int().min(1).max(1000).default(10)),
+    WEBHOOK_MAX_ATTEMPTS_PER_SECOND: optional(z.coerce.number().int().min(0).max(100_000).default(100)),
     OTEL_EXPORTER_OTLP_ENDPOINT: optional(
       z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
     ),
@@ -172,6 +173,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       timeoutMs: Math.round(e.WEBHOOK_TIMEOUT_SECONDS * 1000),
       /** Delivery attempts at once per process, and per endpoint: a slow receiver holds only its own share. */
       concurrency: { total: e.WEBHOOK_CONCURRENCY, perEndpoint: e.WEBHOOK_CONCURRENCY_PER_ENDPOINT },
+      /** Attempts started per second per process at most; 0: bounded by the concurrency alone. */
+      maxAttemptsPerSecond: e.WEBHOOK_MAX_ATTEMPTS_PER_SECOND,
     },
     /** Where traces go (OTLP/HTTP); unset, tracing is off and none of its code is loaded. */
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,

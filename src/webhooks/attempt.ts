@@ -1,25 +1,17 @@
-import { randomUUID } from "node:crypto";
 import type { Database } from "../db/index.js";
 import type { EventRecord } from "../events/types.js";
 import type { Logger } from "../logger.js";
-import { webhookDeliveries } from "../metrics/registry.js";
-import { deliveryStatements } from "./delivery-rows.js";
 import { type Claim, dispatchStatements as statements } from "./dispatch-rows.js";
-import { nextAttemptAt, shouldDisable } from "./schedule.js";
+import type { Recorder } from "./recorder.js";
 import type { SecretsCipher } from "./secrets.js";
 import type { Sender, SendOutcome } from "./sender.js";
 import { signatureHeaders, webhookBody } from "./signing.js";
 import { webhookStatements } from "./webhook-rows.js";
 
-export interface AttemptPolicy {
-  retrySchedule: readonly number[];
-  disableAfterHours: number;
-}
-
 export interface AttemptDeps {
   db: Database;
   sender: Sender;
-  policy: AttemptPolicy;
+  recorder: Recorder;
   logger: Logger;
 }
 
@@ -31,12 +23,37 @@ export interface Target {
   error?: string;
 }
 
-export async function loadTarget(db: Database, cipher: SecretsCipher, webhookId: string): Promise<Target | undefined> {
+export type Decrypt = SecretsCipher["decrypt"];
+
+// Decrypted secrets kept per process at most; past that the memo starts again.
+const MEMO_SIZE = 1_000;
+
+/**
+ * Decrypts each stored secret once: a ciphertext (bound to its webhook)
+ * always opens to the same secret, and AES-GCM per attempt was a visible
+ * share of a delivery's CPU. A rotation stores a new ciphertext, so it is
+ * never served from here.
+ */
+export function decryptOnce(cipher: () => SecretsCipher): Decrypt {
+  const opened = new Map<string, string>();
+  return (sealed, webhookId) => {
+    const key = `${webhookId} ${sealed}`;
+    let secret = opened.get(key);
+    if (secret === undefined) {
+      secret = cipher().decrypt(sealed, webhookId);
+      if (opened.size >= MEMO_SIZE) opened.clear();
+      opened.set(key, secret);
+    }
+    return secret;
+  };
+}
+
+export async function loadTarget(db: Database, decrypt: Decrypt, webhookId: string): Promise<Target | undefined> {
   const webhook = await db.get(statements.target, [webhookId]);
   if (!webhook) return undefined;
   const sealed = await db.all(webhookStatements.validSecrets, [webhookId, new Date()]);
   try {
-    return { url: webhook.url, secrets: sealed.map(({ secret }) => cipher.decrypt(secret, webhookId)) };
+    return { url: webhook.url, secrets: sealed.map(({ secret }) => decrypt(secret, webhookId)) };
   } catch (error) {
     // The reason names no secret (SecretDecryptionError); the log tells the operator what to fix.
     return { url: webhook.url, secrets: [], error: error instanceof Error ? error.message : String(error) };
@@ -56,20 +73,19 @@ const eventOf = (record: EventRecord) => ({
 /**
  * One attempt of a claimed delivery: sent with every valid secret's
  * signature, then recorded (the attempt, the delivery's new state, the
- * webhook's run of failures) in one transaction, as long as the claim is
- * still this instance's.
+ * webhook's run of failures) as long as the claim is still this instance's.
+ * `record` is the claimed event, undefined when it is no longer kept.
  */
 export async function attemptDelivery(
   deps: AttemptDeps,
   claim: Claim,
   claimedUntil: Date,
   target: Target | undefined,
+  record: EventRecord | undefined,
 ): Promise<void> {
-  const { db } = deps;
-  const record = await db.get(statements.event, [claim.event_id]);
   if (!record || !target) {
     const why = record ? "the webhook was deleted" : "the event is no longer kept";
-    await db.run(statements.giveUp, [claim.id, claimedUntil, why, new Date()]);
+    await deps.db.run(statements.giveUp, [claim.id, claimedUntil, why, new Date()]);
     return;
   }
   let outcome: SendOutcome;
@@ -83,61 +99,5 @@ export async function attemptDelivery(
     const headers = signatureHeaders({ id: event.id, body, secrets: target.secrets, sentAt: attemptedAt });
     outcome = await deps.sender.send(target.url, { body, headers });
   }
-  await recordOutcome(deps, claim, claimedUntil, outcome, attemptedAt);
-}
-
-async function recordOutcome(
-  { db, policy, logger }: AttemptDeps,
-  claim: Claim,
-  claimedUntil: Date,
-  outcome: SendOutcome,
-  attemptedAt: Date,
-): Promise<void> {
-  const now = new Date();
-  const next = outcome.ok ? undefined : nextAttemptAt(policy.retrySchedule, claim.attempts + 1, now);
-  const status = outcome.ok ? "succeeded" : next ? "pending" : "failed";
-  const statusCode = outcome.statusCode ?? null;
-  const error = outcome.error ?? null;
-  const recorded = await db.transaction(async (tx) => {
-    const finished = await tx.get(statements.finish, [
-      claim.id,
-      claimedUntil,
-      status,
-      next ?? null,
-      statusCode,
-      error,
-      outcome.durationMs,
-      now,
-    ]);
-    // The claim ran out and another instance took the delivery, or the webhook was deleted.
-    if (!finished) return false;
-    await tx.run(statements.insertAttempt, [
-      randomUUID(),
-      claim.id,
-      attemptedAt,
-      statusCode,
-      error,
-      outcome.durationMs,
-    ]);
-    if (outcome.ok) {
-      await tx.run(statements.succeeded, [claim.webhook_id]);
-      return true;
-    }
-    const webhook = await tx.get(statements.failed, [claim.webhook_id, attemptedAt]);
-    const failingSince = webhook ? new Date(webhook.failing_since) : null;
-    if (!webhook?.enabled || !shouldDisable(failingSince, now, policy.disableAfterHours)) return true;
-    const hours = policy.disableAfterHours;
-    const reason = `Every delivery failed for ${hours} hour${hours === 1 ? "" : "s"} (since ${failingSince?.toISOString()})`;
-    if (await tx.get(statements.disable, [claim.webhook_id, reason, now])) {
-      await tx.run(deliveryStatements.pause, [claim.webhook_id]);
-      logger.warn({ webhook_id: claim.webhook_id, reason }, "webhook disabled");
-    }
-    return true;
-  });
-  // Counted once committed: succeeded, pending (a retry is scheduled) or failed (no retry left).
-  if (recorded) webhookDeliveries.inc({ outcome: status });
-  logger.debug(
-    { webhook_id: claim.webhook_id, delivery_id: claim.id, status, status_code: statusCode, error },
-    "webhook delivery attempt",
-  );
+  await deps.recorder.record({ claim, claimedUntil, outcome, attemptedAt });
 }

@@ -6,12 +6,15 @@ import { deliveriesChannel } from "./delivery-rows.js";
 import { startDispatcher } from "./dispatcher.js";
 import { feed, feedBatch } from "./feeder.js";
 import { createSender } from "./sender.js";
+import { feedChannel } from "./webhook-rows.js";
 
 // An event notification is followed by one more feed this much later: on PostgreSQL an event
 // committed while an older transaction was still open becomes readable only once that one ends,
 // which notifies nobody.
 const FOLLOW_UP_MS = 1_000;
 const RETRY_MS = 1_000;
+// Feeds start at most this often: while events keep coming, each feed takes what arrived since the last in one transaction.
+const FEED_INTERVAL_MS = 25;
 
 export interface WebhookDelivery {
   /** Stops feeding and claiming; attempts in flight finish and are recorded first. */
@@ -42,6 +45,7 @@ export function startWebhookDelivery({
     policy: { retrySchedule: settings.retrySchedule, disableAfterHours: settings.disableAfterHours },
     logger,
     concurrency: settings.concurrency,
+    maxPerSecond: settings.maxAttemptsPerSecond,
     // Longer than the send's timeout plus recording it; after a crash the delivery is due again then.
     claimMs: 2 * settings.timeoutMs + 5_000,
   });
@@ -49,14 +53,20 @@ export function startWebhookDelivery({
   let feeding: Promise<void> | undefined;
   let again = false;
   let stopped = false;
+  // No webhook enabled: events are not read until one joins the feed (channel feedChannel).
+  let idle = false;
+  let lastFeed = 0;
+  let paced: NodeJS.Timeout | undefined;
   let followUp: NodeJS.Timeout | undefined;
   let retry: NodeJS.Timeout | undefined;
 
   async function feedAll(): Promise<void> {
     again = false;
+    lastFeed = performance.now();
     try {
       for (;;) {
         const round = await feed(db);
+        idle = round.idle;
         if (round.deliveries > 0) dispatcher.wake();
         if (round.events < feedBatch || stopped) break;
       }
@@ -69,9 +79,18 @@ export function startWebhookDelivery({
   }
 
   function runFeed(): void {
-    if (stopped) return;
+    if (stopped || paced) return;
     if (feeding) {
       again = true;
+      return;
+    }
+    const wait = lastFeed + FEED_INTERVAL_MS - performance.now();
+    if (wait > 0) {
+      paced = setTimeout(() => {
+        paced = undefined;
+        runFeed();
+      }, wait);
+      paced.unref();
       return;
     }
     feeding = feedAll().finally(() => {
@@ -81,6 +100,7 @@ export function startWebhookDelivery({
   }
 
   const stopEvents = db.listen("events", () => {
+    if (idle) return;
     runFeed();
     if (followUp || stopped) return;
     followUp = setTimeout(() => {
@@ -89,6 +109,10 @@ export function startWebhookDelivery({
     }, FOLLOW_UP_MS);
     followUp.unref();
   });
+  const stopJoins = db.listen(feedChannel, () => {
+    idle = false;
+    runFeed();
+  });
   const stopDeliveries = db.listen(deliveriesChannel, () => dispatcher.wake());
   runFeed();
 
@@ -96,7 +120,9 @@ export function startWebhookDelivery({
     async stop() {
       stopped = true;
       stopEvents();
+      stopJoins();
       stopDeliveries();
+      clearTimeout(paced);
       clearTimeout(followUp);
       clearTimeout(retry);
       await feeding;

@@ -61,46 +61,22 @@ export const dispatchStatements = {
     `SELECT d.next_attempt_at AS due FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.enabled
      WHERE d.status = 'pending' AND d.next_attempt_at IS NOT NULL ORDER BY d.next_attempt_at LIMIT 1`,
   ),
-  event: statement<EventRecord, [id: bigint]>(
-    "deliveries_event",
-    "SELECT id, type, occurred_at, agent_id, task_id, data FROM events WHERE id = $1",
-  ),
+  /** The events of a batch of claims (a JSON array of ids as strings: they may not fit a double). */
+  events: statement<EventRecord, [ids: string]>("deliveries_events", {
+    sqlite: `SELECT id, type, occurred_at, agent_id, task_id, data FROM events
+      WHERE id IN (SELECT CAST(value AS INTEGER) FROM json_each($1))`,
+    postgresql: `SELECT id, type, occurred_at, agent_id, task_id, data FROM events
+      WHERE id IN (SELECT json_array_elements_text($1::json)::bigint)`,
+  }),
   target: statement<{ url: string; enabled: boolean }, [id: string]>(
     "deliveries_target",
     "SELECT url, enabled FROM webhooks WHERE id = $1",
-  ),
-  /** The attempt's outcome, written only while the claim is still this instance's. */
-  finish: statement<
-    { id: string },
-    [
-      id: string,
-      claimedUntil: Date,
-      status: string,
-      nextAttemptAt: Date | null,
-      statusCode: number | null,
-      error: string | null,
-      durationMs: number,
-      now: Date,
-    ]
-  >(
-    "deliveries_finish",
-    `UPDATE deliveries SET status = $3, attempts = attempts + 1, next_attempt_at = $4, claimed_until = NULL,
-       last_status_code = $5, last_error = $6, last_duration_ms = $7, updated_at = $8
-     WHERE id = $1 AND claimed_until = $2 RETURNING id`,
   ),
   /** Nothing can be sent (the event is no longer kept): failed without an attempt. */
   giveUp: statement<unknown, [id: string, claimedUntil: Date, error: string, now: Date]>(
     "deliveries_give_up",
     `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, claimed_until = NULL, last_error = $3,
        updated_at = $4 WHERE id = $1 AND claimed_until = $2`,
-  ),
-  insertAttempt: statement<
-    unknown,
-    [id: string, deliveryId: string, at: Date, statusCode: number | null, error: string | null, durationMs: number]
-  >(
-    "delivery_attempts_insert",
-    `INSERT INTO delivery_attempts (id, delivery_id, attempted_at, status_code, error, duration_ms)
-     VALUES ($1, $2, $3, $4, $5, $6)`,
   ),
   succeeded: statement<unknown, [webhookId: string]>(
     "webhooks_succeeded",

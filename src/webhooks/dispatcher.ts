@@ -1,8 +1,11 @@
 import type { Database } from "../db/index.js";
+import type { EventRecord } from "../events/types.js";
 import type { Logger } from "../logger.js";
-import { type AttemptPolicy, attemptDelivery, loadTarget, type Target } from "./attempt.js";
-import { dispatchStatements as statements } from "./dispatch-rows.js";
+import { attemptDelivery, decryptOnce, loadTarget, type Target } from "./attempt.js";
+import { type Claim, dispatchStatements as statements } from "./dispatch-rows.js";
 import { createLimiter } from "./limiter.js";
+import { createAttemptRate } from "./rate.js";
+import { createRecorder, type RecordPolicy } from "./recorder.js";
 import type { SecretsCipher } from "./secrets.js";
 import type { Sender } from "./sender.js";
 
@@ -10,16 +13,21 @@ import type { Sender } from "./sender.js";
 const LONGEST_SLEEP_MS = 3_600_000;
 // After a failure (the database unreachable), or when due work could not be claimed, look again after this long.
 const RETRY_MS = 1_000;
+// Looks for due work start at most this often: while attempts keep ending, each look claims what room
+// they left since the last one in one statement, instead of one claim per ended attempt.
+const PUMP_INTERVAL_MS = 25;
 
 export interface DispatcherOptions {
   db: Database;
   sender: Sender;
   /** Called at the first delivery: a key file is read (or made) only when there is something to sign. */
   cipher: () => SecretsCipher;
-  policy: AttemptPolicy;
+  policy: RecordPolicy;
   logger: Logger;
   /** Attempts at once in this process, and per endpoint. */
   concurrency: { total: number; perEndpoint: number };
+  /** Attempts started per second at most in this process (0: unbounded), so delivery leaves the API its share of the CPU. */
+  maxPerSecond: number;
   /** How long a claim lasts: longer than any attempt (send + record), so only a crash lets one lapse. */
   claimMs: number;
 }
@@ -41,10 +49,15 @@ export interface Dispatcher {
 export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const { db, logger, concurrency } = options;
   const limiter = createLimiter({ total: concurrency.total, perKey: concurrency.perEndpoint });
+  const deps = { ...options, recorder: createRecorder(options) };
+  const rate = createAttemptRate(options.maxPerSecond);
+  const decrypt = decryptOnce(options.cipher);
   const running = new Map<string, number>();
   const attempts = new Set<Promise<void>>();
   let pumping: Promise<void> | undefined;
   let again = false;
+  let lastPump = 0;
+  let paced: NodeJS.Timeout | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
 
@@ -55,14 +68,10 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     timer.unref();
   };
 
-  function startAttempt(
-    claim: Parameters<typeof attemptDelivery>[1],
-    until: Date,
-    target: Promise<Target | undefined>,
-  ) {
+  function startAttempt(claim: Claim, until: Date, target: Promise<Target | undefined>, record?: EventRecord) {
     running.set(claim.webhook_id, (running.get(claim.webhook_id) ?? 0) + 1);
     const attempt = limiter
-      .run(claim.webhook_id, async () => attemptDelivery(options, claim, until, await target))
+      .run(claim.webhook_id, async () => attemptDelivery(deps, claim, until, await target, record))
       .catch((error: unknown) => {
         // Unrecorded: the claim runs out and the delivery is due again.
         logger.warn({ err: error, delivery_id: claim.id }, "a webhook delivery attempt could not be recorded");
@@ -79,7 +88,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
 
   /** Claims and starts what there is room for; true when it should look again at once. */
   async function claimDue(): Promise<boolean> {
-    const room = concurrency.total - limiter.running;
+    const room = Math.min(concurrency.total - limiter.running, rate.available());
     if (room <= 0) return false;
     const full = [...running].filter(([, count]) => count >= concurrency.perEndpoint).map(([id]) => id);
     const now = new Date();
@@ -102,28 +111,37 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     if (picked.length === 0) return false;
     const until = new Date(now.getTime() + options.claimMs);
     const claimed = await db.all(statements.claim, [JSON.stringify(picked), until, now]);
+    rate.take(claimed.length);
+    // None claimed: another instance took them (or holds them for a moment); the timer looks again.
+    if (claimed.length === 0) return false;
+    // One read of the claimed events for the whole batch.
+    const events = await db.all(statements.events, [JSON.stringify(claimed.map(({ event_id }) => String(event_id)))]);
+    const eventById = new Map(events.map((event) => [event.id, event]));
     // One look-up of URL and secrets per endpoint for the whole batch.
     const targets = new Map<string, Promise<Target | undefined>>();
     for (const claim of claimed) {
       let target = targets.get(claim.webhook_id);
       if (!target) {
-        target = loadTarget(db, options.cipher(), claim.webhook_id);
+        target = loadTarget(db, decrypt, claim.webhook_id);
         // Awaited by each attempt; a failure there is that attempt's to report.
         target.catch(() => {});
         targets.set(claim.webhook_id, target);
       }
-      startAttempt(claim, until, target);
+      startAttempt(claim, until, target, eventById.get(claim.event_id));
     }
-    // None claimed: another instance took them (or holds them for a moment); the timer looks again.
-    return claimed.length > 0;
+    return true;
   }
 
   async function armTimer(): Promise<void> {
     const next = await db.get(statements.nextDue, []);
     if (!next) return setTimer(LONGEST_SLEEP_MS);
     const delay = Date.parse(next.due) - Date.now();
-    // Due already but not claimable here: every slot is busy (a finished attempt wakes us) or another instance has it.
-    if (delay <= 0) return limiter.running >= concurrency.total ? undefined : setTimer(RETRY_MS);
+    if (delay <= 0) {
+      // Due already but not claimable here: the rate allows no more yet, every slot is busy (a finished
+      // attempt wakes us), or another instance has it.
+      if (rate.available() < 1) return setTimer(rate.msUntilNext());
+      return limiter.running >= concurrency.total ? undefined : setTimer(RETRY_MS);
+    }
     setTimer(delay);
   }
 
@@ -144,6 +162,17 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       again = true;
       return;
     }
+    if (paced) return;
+    const wait = lastPump + PUMP_INTERVAL_MS - performance.now();
+    if (wait > 0) {
+      paced = setTimeout(() => {
+        paced = undefined;
+        wake();
+      }, wait);
+      paced.unref();
+      return;
+    }
+    lastPump = performance.now();
     pumping = pump().finally(() => {
       pumping = undefined;
       if (again) wake();
@@ -159,6 +188,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     async stop() {
       stopped = true;
       clearTimeout(timer);
+      clearTimeout(paced);
       await pumping;
       while (attempts.size > 0) await Promise.all([...attempts]);
     },

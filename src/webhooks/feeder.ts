@@ -29,9 +29,12 @@ export interface FeedRound {
   /** Events read; a full batch means there may be more. */
   events: number;
   deliveries: number;
+  /** No webhook is enabled (the cursor is gone): no event needs reading until one joins the feed. */
+  idle: boolean;
 }
 
-const nothing: FeedRound = { events: 0, deliveries: 0 };
+const nothing: FeedRound = { events: 0, deliveries: 0, idle: false };
+const idle: FeedRound = { events: 0, deliveries: 0, idle: true };
 export const feedBatch = BATCH;
 
 /**
@@ -45,10 +48,11 @@ export const feedBatch = BATCH;
 export async function feed(db: Database): Promise<FeedRound> {
   // A read outside any transaction first: when nothing is new, nothing is written or locked.
   const cursor = await db.get(statements.cursor, []);
-  if (!cursor || (await readEvents(db, { after: cursor.position, limit: 1 })).length === 0) return nothing;
+  if (!cursor) return idle;
+  if ((await readEvents(db, { after: cursor.position, limit: 1 })).length === 0) return nothing;
   return db.transaction(async (tx) => {
     const locked = await tx.get(statements.lockCursor, []);
-    if (!locked) return nothing;
+    if (!locked) return idle;
     const subscriptions: Subscription[] = (await tx.all(webhookStatements.subscriptions, [])).map((row) => ({
       id: row.id,
       types: JSON.parse(row.types),
@@ -56,7 +60,7 @@ export async function feed(db: Database): Promise<FeedRound> {
     }));
     if (subscriptions.length === 0) {
       await tx.run(statements.leave, []);
-      return nothing;
+      return idle;
     }
     const events = await readEvents(tx, { after: locked.position, limit: BATCH });
     const last = events.at(-1);
@@ -71,6 +75,6 @@ export async function feed(db: Database): Promise<FeedRound> {
       await tx.notify(deliveriesChannel);
     }
     await tx.run(statements.advance, [last.id]);
-    return { events: events.length, deliveries: rows.length };
+    return { events: events.length, deliveries: rows.length, idle: false };
   });
 }

@@ -11,7 +11,7 @@ import { cipherFor } from "./cipher.js";
 import { deliveriesChannel, deliveryStatements } from "./delivery-rows.js";
 import { generateSecret } from "./secrets.js";
 import { checkUrl, UnsafeUrlError } from "./ssrf.js";
-import { webhookStatements as statements, toWebhook } from "./webhook-rows.js";
+import { feedChannel, webhookStatements as statements, toWebhook } from "./webhook-rows.js";
 
 export const webhookNotFound = () => notFound("Webhook");
 
@@ -40,6 +40,7 @@ async function checkAgent(db: Database, agentId: string | null | undefined): Pro
 /** Makes the new or re-enabled webhook part of the feed from the log's head on (see joinFeed). */
 async function joinFeed(tx: Tx): Promise<void> {
   await tx.run(statements.joinFeed, [await eventLogHead(tx)]);
+  await tx.notify(feedChannel);
 }
 
 export const webhooksService = {

@@ -30,6 +30,8 @@ export const toWebhook = (row: WebhookRow): WebhookOut => ({
 
 /** The position of the event log up to which every enabled webhook has its deliveries (./feeder.ts). */
 export const feedCursor = "webhooks:feed";
+/** Wakes every instance's feeder (./delivery.ts): a webhook joined the feed, so events are worth reading again. */
+export const feedChannel = "webhooks_feed";
 
 export const webhookStatements = {
   get: statement<WebhookRow, [id: string]>("webhooks_get", `SELECT ${columns} FROM webhooks WHERE id = $1`),
