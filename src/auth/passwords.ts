@@ -13,26 +13,12 @@ const SALT_LENGTH = 16;
 // Format: scrypt$<N>$<r>$<p>$<salt base64url>$<key base64url>
 const PREFIX = "scrypt";
 
-/**
- * One hash at a time per process. Each takes a core for ~0.1 s: a burst of
- * logins hashing at once on every thread of libuv's pool would take every
- * core from the event loop, and the requests it should be answering (the
- * burst's own refusals among them) would wait past their queue bound.
- */
-let lastHash: Promise<unknown> = Promise.resolve();
-
 function derive(password: string, salt: Buffer, cost: typeof COST, keyLength: number): Promise<Buffer> {
   // scrypt needs a little over 128·N·r bytes, just past node's default maxmem (32 MiB).
   const options: ScryptOptions = { ...cost, maxmem: 256 * cost.N * cost.r };
-  const hash = () =>
-    new Promise<Buffer>((resolve, reject) => {
-      scrypt(password.normalize("NFC"), salt, keyLength, options, (error, key) =>
-        error ? reject(error) : resolve(key),
-      );
-    });
-  const derived = lastHash.then(hash, hash);
-  lastHash = derived.catch(() => undefined);
-  return derived;
+  return new Promise((resolve, reject) => {
+    scrypt(password.normalize("NFC"), salt, keyLength, options, (error, key) => (error ? reject(error) : resolve(key)));
+  });
 }
 
 export async function hashPassword(password: string): Promise<string> {
