@@ -1,6 +1,7 @@
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statement } from "../src/db/index.js";
+import { fingerprintOf } from "../src/idempotency/key.js";
 import { idempotencyStore } from "../src/idempotency/store.js";
 import type { AppRouter } from "../src/routers/index.js";
 import type { AgentOut } from "../src/schemas/agents.js";
@@ -129,20 +130,23 @@ describe("Idempotency-Key on POST /agents", () => {
 });
 
 describe("a request still running", () => {
+  const keyState = statement<{ state: string }, [key: string]>(
+    "test_idempotency_key_state",
+    "SELECT state FROM idempotency_keys WHERE key = $1",
+  );
+
   it("gets 409 with Retry-After: 1, then the replay of what it answered (204 for a lease with no task)", async () => {
     const agent = await createAgent(app);
     await app.request(`/agents/${agent.id}`, { method: "PATCH", json: { status: "running" } });
     const key = newKey();
     const leases = `/agents/${agent.id}/leases`;
     const waiting = post(app, leases, { wait_seconds: 2 }, key);
-    // The first request has taken the key once its wait shows in the table.
+    // The first request has taken the key once it shows in the table as running.
     const deadline = Date.now() + 10_000;
-    let second: Response | undefined;
-    while (Date.now() < deadline) {
-      second = await post(app, leases, { wait_seconds: 2 }, key);
-      if (second.status === 409) break;
+    while ((await app.database.db.get(keyState, [key]))?.state !== "running" && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    const second = await post(app, leases, { wait_seconds: 2 }, key);
     expect(second?.status).toBe(409);
     expect(second?.headers.get("retry-after")).toBe("1");
     expect(JSON.parse(await documented(second as Response, "POST", "/agents/{agent_id}/leases"))).toEqual(inFlightBody);
@@ -153,6 +157,19 @@ describe("a request still running", () => {
     expect(replayed.status).toBe(204);
     expect(replayed.headers.get("idempotent-replayed")).toBe("true");
     expect(await replayed.text()).toBe("");
+  });
+
+  it("a creation kept in its own transaction still gets 409 while the key is held by a request running", async () => {
+    const key = newKey();
+    const body = { name: `held-${key}`, type: "worker" };
+    const sender = "address:127.0.0.1";
+    const fingerprint = fingerprintOf("agents.create", body, sender);
+    expect(await idempotencyStore.claim(app.database.db, sender, key, fingerprint, 60_000)).toBe(true);
+    const second = await post(app, "/agents", body, key);
+    expect(second.status).toBe(409);
+    expect(second.headers.get("retry-after")).toBe("1");
+    expect(await second.json()).toEqual(inFlightBody);
+    expect(await agentsNamed(app, body.name)).toBe(0);
   });
 });
 

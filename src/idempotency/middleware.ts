@@ -1,4 +1,5 @@
 import type { OpenApiMeta } from "trpc-to-openapi";
+import { joined } from "../db/index.js";
 import { AppError, type ErrorDetails, type ErrorKind } from "../errors.js";
 import { appErrorOf } from "../http/errors.js";
 import type { Context } from "../trpc/context.js";
@@ -24,7 +25,19 @@ interface MiddlewareOptions {
   path: string;
   type: string;
   getRawInput: () => Promise<unknown>;
-  next: () => Promise<{ ok: true; data: unknown } | { ok: false; error: unknown }>;
+  next: (opts?: { ctx: Pick<Context, "db"> }) => Promise<Result>;
+}
+
+type Result = { ok: true; data: unknown } | { ok: false; error: unknown };
+
+/** A request with an Idempotency-Key, as the two modes below handle it. */
+interface Keyed {
+  ctx: Context;
+  meta: Meta | undefined;
+  input: unknown;
+  sender: string;
+  key: string;
+  fingerprint: string;
 }
 
 /** The REST status of a success (as http/rest/resource.ts answers it), and its Location. */
@@ -103,23 +116,92 @@ export async function idempotency({ ctx, meta, path, type, getRawInput, next }: 
   if (key === undefined) return next();
   const input = await getRawInput();
   const sender = senderOf(ctx);
-  const fingerprint = fingerprintOf(path, input, sender);
+  const request = { ctx, meta, input, sender, key, fingerprint: fingerprintOf(path, input, sender) };
+  return meta?.keyInTransaction ? keptInTransaction(request, next) : claimedFirst(request, next);
+}
+
+/**
+ * The answer to a request whose key is taken: the kept response again, 422
+ * for another request's key, 409 while the first still runs; undefined when
+ * the key was given up meanwhile (it can be taken again).
+ */
+async function answerFromKey({ ctx, meta, sender, key, fingerprint }: Keyed) {
+  const kept = await store.find(ctx.db, sender, key);
+  if (!kept) return undefined;
+  if (kept.fingerprint !== fingerprint) throw reused();
+  if (kept.state !== "done") throw inFlight();
+  markReplayed(ctx.req);
+  return replay(ctx, meta, sender, key, kept);
+}
+
+/**
+ * The key is claimed first, in a statement of its own, so a second request
+ * sees it at once (409); the response is kept once the procedure is done.
+ * For procedures that may wait (a lease's long poll) or reach beyond the
+ * database (a webhook's address is resolved), which must not hold a
+ * transaction open meanwhile.
+ */
+async function claimedFirst(request: Keyed, next: () => Promise<Result>) {
+  const { ctx, meta, input, sender, key, fingerprint } = request;
   // A key released by a failed first request between the claim and the read is simply claimed again.
-  let claimed = false;
-  for (let attempt = 0; attempt < 3 && !claimed; attempt++) {
-    claimed = await store.claim(ctx.db, sender, key, fingerprint, RUNNING_FOR_MS);
-    if (claimed) break;
-    const kept = await store.find(ctx.db, sender, key);
-    if (!kept) continue;
-    if (kept.fingerprint !== fingerprint) throw reused();
-    if (kept.state !== "done") throw inFlight();
-    markReplayed(ctx.req);
-    return replay(ctx, meta, sender, key, kept);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (await store.claim(ctx.db, sender, key, fingerprint, RUNNING_FOR_MS)) {
+      const result = await next();
+      await settle(
+        ctx,
+        meta,
+        sender,
+        key,
+        result.ok ? success(meta as Meta, result.data, input) : failure(result.error),
+      );
+      return result;
+    }
+    const answer = await answerFromKey(request);
+    if (answer) return answer;
   }
-  if (!claimed) throw inFlight();
-  const result = await next();
-  await settle(ctx, meta, sender, key, result.ok ? success(meta as Meta, result.data, input) : failure(result.error));
-  return result;
+  throw inFlight();
+}
+
+/** Rolls the transaction back: with the procedure's failure, or with none when the key was taken. */
+class RollBack {
+  constructor(readonly failed?: Result & { ok: false }) {}
+}
+
+/**
+ * The procedure's writes and the kept response commit in one transaction
+ * (meta `keyInTransaction`): one commit instead of three. A second request
+ * with the key, sent while the first runs, waits for the first one's
+ * transaction and then gets its response replayed; both never commit. A
+ * failure of the procedure rolls its writes back, and its answer is then
+ * kept as a first request's would be.
+ */
+async function keptInTransaction(request: Keyed, next: MiddlewareOptions["next"]) {
+  const { ctx, meta, input, sender, key, fingerprint } = request;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let failed: (Result & { ok: false }) | undefined;
+    try {
+      return await ctx.db.transaction(async (tx) => {
+        const result = await next({ ctx: { db: joined(ctx.db, tx) } });
+        if (!result.ok) throw new RollBack(result);
+        const kept = keptForm(ctx, meta, sender, key, success(meta as Meta, result.data, input));
+        if (!(await store.keepNew(tx, sender, key, fingerprint, kept, ctx.config.idempotency.ttlMs)))
+          throw new RollBack();
+        return result;
+      });
+    } catch (error) {
+      if (!(error instanceof RollBack)) throw error;
+      failed = error.failed;
+    }
+    if (failed) {
+      const response = failure(failed.error);
+      if (!response) return failed;
+      const kept = keptForm(ctx, meta, sender, key, response);
+      if (await store.keepNew(ctx.db, sender, key, fingerprint, kept, ctx.config.idempotency.ttlMs)) return failed;
+    }
+    const answer = await answerFromKey(request);
+    if (answer) return answer;
+  }
+  throw inFlight();
 }
 
 /** What is kept of a success: its status, Location and body. */
@@ -129,6 +211,15 @@ const success = (meta: Meta, data: unknown, input: unknown) => ({ ...successOf(m
 function failure(thrown: unknown) {
   const { kind, message, details, headers, status } = appErrorOf(thrown);
   return status >= 500 ? undefined : { status, headers: {}, body: { kind, message, details, headers } };
+}
+
+type Response = { status: number; headers: Record<string, string>; body: unknown };
+
+/** A response as it is kept: its body as JSON text, sealed unless the procedure's answers are kept in clear. */
+function keptForm(ctx: Context, meta: Meta | undefined, sender: string, key: string, response: Response) {
+  const text = JSON.stringify(response.body ?? null);
+  const body = sealed(meta) ? cipherFor(ctx.config).encrypt(text, sealingName(sender, key)) : text;
+  return { ...response, body };
 }
 
 /**
@@ -141,14 +232,12 @@ async function settle(
   meta: Meta | undefined,
   sender: string,
   key: string,
-  response: { status: number; headers: Record<string, string>; body: unknown } | undefined,
+  response: Response | undefined,
 ) {
   try {
-    if (response) {
-      const text = JSON.stringify(response.body ?? null);
-      const body = sealed(meta) ? cipherFor(ctx.config).encrypt(text, sealingName(sender, key)) : text;
-      await store.keep(ctx.db, sender, key, { ...response, body }, ctx.config.idempotency.ttlMs);
-    } else await store.release(ctx.db, sender, key);
+    if (response)
+      await store.keep(ctx.db, sender, key, keptForm(ctx, meta, sender, key, response), ctx.config.idempotency.ttlMs);
+    else await store.release(ctx.db, sender, key);
   } catch (error) {
     ctx.logger.error({ request_id: ctx.requestId, err: error }, "could not keep the idempotent response");
   }

@@ -26,6 +26,36 @@ const statements = {
      WHERE idempotency_keys.expires_at <= $4
      RETURNING key`,
   ),
+  /**
+   * Keeps a response under a key not yet taken (or whose time ran out), in
+   * the transaction that made the response: the mode of procedures whose
+   * writes are one short transaction (meta `keyInTransaction`). A second
+   * request with the key waits on the first one's uncommitted row, then finds
+   * it taken and gets no row back.
+   */
+  keepNew: statement<
+    { key: string },
+    [
+      sender: string,
+      key: string,
+      fingerprint: string,
+      status: number,
+      headers: string,
+      body: string,
+      now: Date,
+      expiresAt: Date,
+    ]
+  >(
+    "idempotency_keep_new",
+    `INSERT INTO idempotency_keys (sender, key, fingerprint, state, response_status, response_headers, response_body,
+       created_at, expires_at)
+     VALUES ($1, $2, $3, 'done', $4, $5, $6, $7, $8)
+     ON CONFLICT (sender, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'done',
+       response_status = excluded.response_status, response_headers = excluded.response_headers,
+       response_body = excluded.response_body, created_at = excluded.created_at, expires_at = excluded.expires_at
+     WHERE idempotency_keys.expires_at <= $7
+     RETURNING key`,
+  ),
   find: statement<KeptRequest, [sender: string, key: string]>(
     "idempotency_find",
     `SELECT fingerprint, state, response_status, response_body FROM idempotency_keys
@@ -68,6 +98,30 @@ export const idempotencyStore = {
     const { status, headers, body } = response;
     const expiresAt = new Date(Date.now() + ttlMs);
     await db.run(statements.keep, [sender, key, status, JSON.stringify(headers), body, expiresAt]);
+  },
+
+  /** Keeps `response` under a key nobody holds; false when the key is taken. */
+  async keepNew(
+    db: Queryable,
+    sender: string,
+    key: string,
+    fingerprint: string,
+    response: { status: number; headers: Record<string, string>; body: string },
+    ttlMs: number,
+  ): Promise<boolean> {
+    const { status, headers, body } = response;
+    const now = new Date();
+    const args = [
+      sender,
+      key,
+      fingerprint,
+      status,
+      JSON.stringify(headers),
+      body,
+      now,
+      new Date(now.getTime() + ttlMs),
+    ] as const;
+    return (await db.get(statements.keepNew, args)) !== undefined;
   },
 
   release: (db: Queryable, sender: string, key: string) => db.run(statements.release, [sender, key]),

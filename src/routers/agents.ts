@@ -75,6 +75,7 @@ export const agentsRouter = router({
       successStatus: 201,
       location: (agent) => `/agents/${agent.id}`,
       keptInClear: true,
+      keyInTransaction: true,
       versioned: true,
     })
     .input(AgentCreate)

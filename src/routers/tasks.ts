@@ -68,6 +68,7 @@ export const tasksRouter = router({
       successStatus: 201,
       location: (task) => `/agents/${task.agent_id}/tasks/${task.id}`,
       keptInClear: true,
+      keyInTransaction: true,
       versioned: true,
     })
     .input(TaskCreateInput)

@@ -56,6 +56,14 @@ export type ProcedureMeta = {
    * webhook's creation, which holds its signing secret.
    */
   keptInClear?: true;
+  /**
+   * The procedure's writes are one short transaction that waits for nothing
+   * but the database, so the response kept for an Idempotency-Key is written
+   * in that same transaction (src/idempotency/middleware.ts): one commit
+   * instead of three. A second request with the key, sent while the first
+   * runs, waits for it and gets its response replayed instead of 409.
+   */
+  keyInTransaction?: true;
   /** Set by readProcedure/writeProcedure/userProcedure: what AUTH_POLICY asks of the operation. */
   access?: Access;
   /**
