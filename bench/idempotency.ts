@@ -6,24 +6,11 @@
 // status, never hidden (503 is the admission control shedding load).
 import { execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
-import { benchDatabases, type Provider } from "./lib/databases.js";
+import { parseCostOptions } from "./lib/args.js";
+import { benchDatabases } from "./lib/databases.js";
 import { root, startService } from "./lib/targets.js";
 
-const { values } = parseArgs({
-  args: process.argv.slice(2),
-  options: {
-    pg: { type: "boolean", default: false },
-    // One database only: `sqlite` or `postgresql` (which implies --pg).
-    only: { type: "string" },
-    duration: { type: "string", default: "5" },
-    rounds: { type: "string", default: "2" },
-    connections: { type: "string", default: "32" },
-  },
-});
-const duration = Number(values.duration);
-const rounds = Number(values.rounds);
-const connections = Number(values.connections);
+const { providers, duration, rounds, connections } = parseCostOptions(process.argv.slice(2), { rounds: 2 });
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 interface RunnerResult {
@@ -60,8 +47,7 @@ const lines = [
   "| database | without a key (2xx/s) | with a new key each (2xx/s) | cost | server CPU µs/req without / with | not 2xx without / with |",
   "|---|---|---|---|---|---|",
 ];
-const providers = values.only ? [values.only] : ["sqlite", ...(values.pg ? ["postgresql"] : [])];
-for (const provider of providers as Provider[]) {
+for (const provider of providers) {
   const dbs = benchDatabases(provider);
   const totals = {
     plain: { rps: 0, cpu: 0, statuses: {} as Record<string, number> },

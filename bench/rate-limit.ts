@@ -1,4 +1,4 @@
-// `npm run bench:rate-limit [-- --pg | --only postgresql | --duration 5 | --rounds 2]`
+// `npm run bench:rate-limit [-- --pg | --only postgresql | --duration 5 | --rounds 2 | --connections 32]`
 // The throughput cost of RATE_LIMIT_PER_MINUTE on (a) GET /agents/{id} and
 // (c) POST /agents: the built service with the limit off, then on (high
 // enough that nothing is refused, so every request is counted and announced),
@@ -9,27 +9,14 @@
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { parseCostOptions } from "./lib/args.js";
 import { benchDatabases, type Provider } from "./lib/databases.js";
 import { type LoadResult, measure } from "./lib/load.js";
 import { agentScenarios } from "./lib/scenarios.js";
 import { seedAgents } from "./lib/seed.js";
 import { root, startService } from "./lib/targets.js";
 
-const { values } = parseArgs({
-  args: process.argv.slice(2),
-  options: {
-    pg: { type: "boolean", default: false },
-    // One database's configurations only: `sqlite` or `postgresql` (which implies --pg).
-    only: { type: "string" },
-    duration: { type: "string", default: "5" },
-    rounds: { type: "string", default: "1" },
-    connections: { type: "string", default: "32" },
-  },
-});
-const duration = Number(values.duration);
-const rounds = Number(values.rounds);
-const connections = Number(values.connections);
+const { providers, duration, rounds, connections } = parseCostOptions(process.argv.slice(2), { rounds: 1 });
 const log = (line: string) => process.stderr.write(`${line}\n`);
 // Nothing is refused at this rate from one client: what is measured is the counting itself.
 const highLimit = "1000000";
@@ -44,9 +31,7 @@ const configurations = (
     { provider: "sqlite", workers: 2, label: "SQLite, WEB_CONCURRENCY=2 (the primary, over IPC)" },
     { provider: "postgresql", workers: 1, label: "PostgreSQL, 1 instance (rate_limits)" },
   ] as { provider: Provider; workers: number; label: string }[]
-).filter(({ provider }) =>
-  values.only ? provider === values.only : provider === "sqlite" || (provider === "postgresql" && values.pg),
-);
+).filter(({ provider }) => providers.includes(provider));
 
 const mean = (results: LoadResult[], pick: (r: LoadResult) => number) =>
   results.reduce((sum, r) => sum + pick(r), 0) / Math.max(results.length, 1);

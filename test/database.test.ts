@@ -3,9 +3,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { connectDatabase, type Database, isDatabaseUnavailable, sqlitePath, statement } from "../src/db/index.js";
+import { eventsChannel } from "../src/events/outbox.js";
 import { agentStatements } from "../src/services/agent-rows.js";
 import { agentsService } from "../src/services/agents.js";
 import { tasksService } from "../src/services/tasks.js";
+import { deliveriesChannel } from "../src/webhooks/delivery-rows.js";
+import { feedChannel } from "../src/webhooks/webhook-rows.js";
 import { createTestDatabase, type TestDatabase, testProvider } from "./helpers/databases.js";
 
 let database: TestDatabase;
@@ -195,4 +198,35 @@ describe("notify and listen", () => {
       await other.close();
     }
   });
+
+  // The webhook deliverer starts listening to three channels in one tick, often
+  // after the events channel has connected the listener.
+  it.runIf(testProvider === "postgresql")(
+    "channels that gain listeners at once are each woken, with one command at a time on the connection",
+    async () => {
+      const other = await connectDatabase(database.url);
+      const warnings: Error[] = [];
+      const onWarning = (warning: Error) => warnings.push(warning);
+      process.on("warning", onWarning);
+      const heard: string[] = [];
+      const stops = [other.listen(eventsChannel, (payload) => heard.push(payload))];
+      try {
+        await untilHeard(other, eventsChannel, heard, "ready");
+        const woken = new Set<string>();
+        for (const channel of [feedChannel, deliveriesChannel, "test_at_once_a", "test_at_once_b"]) {
+          stops.push(other.listen(channel, (payload) => payload === "" && woken.add(channel)));
+        }
+        expect(await waitFor(() => woken.size === 4, 5_000)).toBe(true);
+        // Warnings are emitted on a later tick.
+        await sleep(10);
+        expect(warnings.map((warning) => warning.message)).not.toContainEqual(
+          expect.stringContaining("already executing a query"),
+        );
+      } finally {
+        process.off("warning", onWarning);
+        for (const stop of stops) stop();
+        await other.close();
+      }
+    },
+  );
 });

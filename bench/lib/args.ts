@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import type { Provider } from "./databases.js";
 
 export interface BenchOptions {
   /** Also run everything on PostgreSQL. */
@@ -23,6 +24,12 @@ export interface BenchOptions {
   agents: number;
 }
 
+function positiveNumber(raw: string | undefined, fallback: number, name: string): number {
+  const value = raw === undefined ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return value;
+}
+
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
     args: argv,
@@ -39,23 +46,51 @@ export function parseOptions(argv: string[]): BenchOptions {
     },
   });
   const quick = values.quick === true;
-  const number = (raw: string | undefined, fallback: number, name: string) => {
-    const value = raw === undefined ? fallback : Number(raw);
-    if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-    return value;
-  };
-  const duration = number(values.duration, quick ? 2 : 10, "duration");
+  const duration = positiveNumber(values.duration, quick ? 2 : 10, "duration");
   return {
     pg: values.pg === true || values["pg-only"] === true,
     pgOnly: values["pg-only"] === true,
     duration,
     warmup: quick ? 1 : 2,
-    connections: number(values.connections, 32, "connections"),
-    rounds: number(values.rounds, quick ? 1 : 2, "rounds"),
+    connections: positiveNumber(values.connections, 32, "connections"),
+    rounds: positiveNumber(values.rounds, quick ? 1 : 2, "rounds"),
     growthDuration: quick ? 1 : Math.min(duration, 5),
     growth: values["no-growth"] !== true,
     profile: values.profile === true,
     scenarios: values.scenarios.split(",").filter(Boolean),
     agents: 10_000,
+  };
+}
+
+/** What `bench:idempotency` and `bench:rate-limit` take: each compares a setting off and on, round after round. */
+export interface CostOptions {
+  /** SQLite, then PostgreSQL with `--pg`; `--only sqlite|postgresql` for one of them. */
+  providers: Provider[];
+  /** Seconds measured per run. */
+  duration: number;
+  rounds: number;
+  connections: number;
+}
+
+export function parseCostOptions(argv: string[], defaults: { rounds: number }): CostOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      pg: { type: "boolean", default: false },
+      only: { type: "string" },
+      duration: { type: "string" },
+      rounds: { type: "string" },
+      connections: { type: "string" },
+    },
+  });
+  const { only } = values;
+  if (only !== undefined && only !== "sqlite" && only !== "postgresql") {
+    throw new Error("--only must be sqlite or postgresql");
+  }
+  return {
+    providers: only ? [only] : ["sqlite", ...(values.pg ? (["postgresql"] as const) : [])],
+    duration: positiveNumber(values.duration, 5, "duration"),
+    rounds: positiveNumber(values.rounds, defaults.rounds, "rounds"),
+    connections: positiveNumber(values.connections, 32, "connections"),
   };
 }

@@ -17,6 +17,8 @@ export class PostgresListener {
   private retry: NodeJS.Timeout | undefined;
   private delay = FIRST_RETRY_MS;
   private closed = false;
+  /** The last LISTEN or UNLISTEN sent; the next waits for it (see `send`). */
+  private sending: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly connectionString: string,
@@ -29,7 +31,7 @@ export class PostgresListener {
       this.connect();
       return;
     }
-    client.query(`LISTEN "${channel}"`).then(
+    this.send(client, `LISTEN "${channel}"`).then(
       () => this.listeners.emit(channel, ""),
       () => this.lost(client),
     );
@@ -37,7 +39,20 @@ export class PostgresListener {
 
   unlisten(channel: string): void {
     const client = this.client;
-    client?.query(`UNLISTEN "${channel}"`).catch(() => this.lost(client));
+    if (client) this.send(client, `UNLISTEN "${channel}"`).catch(() => this.lost(client));
+  }
+
+  /**
+   * One command at a time on the client: several channels often gain listeners
+   * in the same tick, and pg deprecates a query sent while another is running
+   * on its client (pg 9 refuses it).
+   */
+  private send(client: pg.Client, sql: string): Promise<void> {
+    const sent = this.sending.then(async () => {
+      await client.query(sql);
+    });
+    this.sending = sent.catch(() => {});
+    return sent;
   }
 
   private connect(): void {

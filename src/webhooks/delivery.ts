@@ -5,6 +5,7 @@ import { cipherFor } from "./cipher.js";
 import { deliveriesChannel } from "./delivery-rows.js";
 import { startDispatcher } from "./dispatcher.js";
 import { feed, feedBatch } from "./feeder.js";
+import { createPacer } from "./pacer.js";
 import { createSender } from "./sender.js";
 import { feedChannel } from "./webhook-rows.js";
 
@@ -50,19 +51,13 @@ export function startWebhookDelivery({
     claimMs: 2 * settings.timeoutMs + 5_000,
   });
 
-  let feeding: Promise<void> | undefined;
-  let again = false;
   let stopped = false;
   // No webhook enabled: events are not read until one joins the feed (channel feedChannel).
   let idle = false;
-  let lastFeed = 0;
-  let paced: NodeJS.Timeout | undefined;
   let followUp: NodeJS.Timeout | undefined;
   let retry: NodeJS.Timeout | undefined;
 
   async function feedAll(): Promise<void> {
-    again = false;
-    lastFeed = performance.now();
     try {
       for (;;) {
         const round = await feed(db);
@@ -73,48 +68,28 @@ export function startWebhookDelivery({
     } catch (error) {
       logger.warn({ err: error }, "feeding webhook deliveries failed; trying again shortly");
       clearTimeout(retry);
-      retry = setTimeout(runFeed, RETRY_MS);
+      retry = setTimeout(feeds.request, RETRY_MS);
       retry.unref();
     }
   }
-
-  function runFeed(): void {
-    if (stopped || paced) return;
-    if (feeding) {
-      again = true;
-      return;
-    }
-    const wait = lastFeed + FEED_INTERVAL_MS - performance.now();
-    if (wait > 0) {
-      paced = setTimeout(() => {
-        paced = undefined;
-        runFeed();
-      }, wait);
-      paced.unref();
-      return;
-    }
-    feeding = feedAll().finally(() => {
-      feeding = undefined;
-      if (again) runFeed();
-    });
-  }
+  const feeds = createPacer(feedAll, FEED_INTERVAL_MS);
 
   const stopEvents = db.listen("events", () => {
     if (idle) return;
-    runFeed();
+    feeds.request();
     if (followUp || stopped) return;
     followUp = setTimeout(() => {
       followUp = undefined;
-      runFeed();
+      feeds.request();
     }, FOLLOW_UP_MS);
     followUp.unref();
   });
   const stopJoins = db.listen(feedChannel, () => {
     idle = false;
-    runFeed();
+    feeds.request();
   });
   const stopDeliveries = db.listen(deliveriesChannel, () => dispatcher.wake());
-  runFeed();
+  feeds.request();
 
   return {
     async stop() {
@@ -122,10 +97,9 @@ export function startWebhookDelivery({
       stopEvents();
       stopJoins();
       stopDeliveries();
-      clearTimeout(paced);
       clearTimeout(followUp);
       clearTimeout(retry);
-      await feeding;
+      await feeds.stop();
       await dispatcher.stop();
       await sender.close();
     },

@@ -4,6 +4,7 @@ import type { Logger } from "../logger.js";
 import { attemptDelivery, decryptOnce, loadTarget, type Target } from "./attempt.js";
 import { type Claim, dispatchStatements as statements } from "./dispatch-rows.js";
 import { createLimiter } from "./limiter.js";
+import { createPacer } from "./pacer.js";
 import { createAttemptRate } from "./rate.js";
 import { createRecorder, type RecordPolicy } from "./recorder.js";
 import type { SecretsCipher } from "./secrets.js";
@@ -54,10 +55,6 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const decrypt = decryptOnce(options.cipher);
   const running = new Map<string, number>();
   const attempts = new Set<Promise<void>>();
-  let pumping: Promise<void> | undefined;
-  let again = false;
-  let lastPump = 0;
-  let paced: NodeJS.Timeout | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
 
@@ -146,7 +143,6 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   async function pump(): Promise<void> {
-    again = false;
     try {
       while (!stopped && (await claimDue()));
       if (!stopped) await armTimer();
@@ -156,28 +152,8 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
-  function wake(): void {
-    if (stopped) return;
-    if (pumping) {
-      again = true;
-      return;
-    }
-    if (paced) return;
-    const wait = lastPump + PUMP_INTERVAL_MS - performance.now();
-    if (wait > 0) {
-      paced = setTimeout(() => {
-        paced = undefined;
-        wake();
-      }, wait);
-      paced.unref();
-      return;
-    }
-    lastPump = performance.now();
-    pumping = pump().finally(() => {
-      pumping = undefined;
-      if (again) wake();
-    });
-  }
+  const pumps = createPacer(pump, PUMP_INTERVAL_MS);
+  const wake = pumps.request;
 
   wake();
   return {
@@ -188,8 +164,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     async stop() {
       stopped = true;
       clearTimeout(timer);
-      clearTimeout(paced);
-      await pumping;
+      await pumps.stop();
       while (attempts.size > 0) await Promise.all([...attempts]);
     },
   };
