@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { statement } from "../src/db/index.js";
 import { eventLogHead, readEvents } from "../src/events/read.js";
 import type { AgentOut } from "../src/schemas/agents.js";
 import type { TaskOut } from "../src/schemas/tasks.js";
@@ -23,8 +24,23 @@ let mark: bigint;
 beforeEach(async () => {
   mark = await eventLogHead(app.database.db);
 });
+const newest = statement<{ id: bigint | number | null }>("test_outbox_newest", "SELECT MAX(id) AS id FROM events");
+
+/**
+ * The events recorded since `mark`, once readers may see them all. On
+ * PostgreSQL an event shows once every transaction that could still commit a
+ * smaller id has ended (SPEC §12.1), and a transaction just starting in
+ * another test file's database counts until the server can place it: the
+ * newest event may show a few milliseconds after its write was answered.
+ */
 async function recorded() {
-  const events = await readEvents(app.database.db, { after: mark, limit: 1000 });
+  const written = BigInt((await app.database.db.get(newest, []))?.id ?? 0);
+  const deadline = Date.now() + 5000;
+  let events = await readEvents(app.database.db, { after: mark, limit: 1000 });
+  while ((events.at(-1)?.id ?? mark) < written && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    events = await readEvents(app.database.db, { after: mark, limit: 1000 });
+  }
   return events.map(({ data, ...event }) => ({ ...event, data: JSON.parse(data) }));
 }
 
