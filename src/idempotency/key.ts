@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { validationError } from "../errors.js";
 
 const printableAscii = /^[\x20-\x7e]{1,255}$/;
@@ -30,6 +30,4 @@ function canonical(value: unknown): unknown {
  * and body) and who sent it.
  */
 export const fingerprintOf = (operation: string, input: unknown, sender: string) =>
-  createHash("sha256")
-    .update(JSON.stringify([operation, canonical(input), sender]))
-    .digest("base64url");
+  hash("sha256", JSON.stringify([operation, canonical(input), sender]), "base64url");

@@ -31,10 +31,10 @@ const statements = {
    * the transaction that made the response: the mode of procedures whose
    * writes are one short transaction (meta `keyInTransaction`). A second
    * request with the key waits on the first one's uncommitted row, then finds
-   * it taken and gets no row back.
+   * it taken and changes no row.
    */
   keepNew: statement<
-    { key: string },
+    unknown,
     [
       sender: string,
       key: string,
@@ -53,8 +53,7 @@ const statements = {
      ON CONFLICT (sender, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'done',
        response_status = excluded.response_status, response_headers = excluded.response_headers,
        response_body = excluded.response_body, created_at = excluded.created_at, expires_at = excluded.expires_at
-     WHERE idempotency_keys.expires_at <= $7
-     RETURNING key`,
+     WHERE idempotency_keys.expires_at <= $7`,
   ),
   find: statement<KeptRequest, [sender: string, key: string]>(
     "idempotency_find",
@@ -121,7 +120,7 @@ export const idempotencyStore = {
       now,
       new Date(now.getTime() + ttlMs),
     ] as const;
-    return (await db.get(statements.keepNew, args)) !== undefined;
+    return (await db.run(statements.keepNew, args)) === 1;
   },
 
   release: (db: Queryable, sender: string, key: string) => db.run(statements.release, [sender, key]),
