@@ -78,9 +78,12 @@ function build(source: ListSource, filter: ListFilter): Built {
   if (scope) where.push(`${driver}.${scope} = ${arg(filter.scopeId ?? null)}`);
   if (first) where.push(`m.key = ${arg(first[0])} AND m.value = ${arg(first[1])}`);
   if (filter.status !== undefined) where.push(`r.status = ${arg(filter.status)}`);
+  // A task's other pairs are its agent's too: said, it lets PostgreSQL probe them by the agent's pairs index
+  // rather than read every pair with that key and value (a value no task has sent it to a full scan).
+  const sameScope = scope ? ` AND o.${scope} = m.${scope}` : "";
   for (const [key, value] of others) {
     where.push(
-      `EXISTS (SELECT 1 FROM ${pairs.table} o WHERE o.${pairs.id} = m.${pairs.id} AND o.key = ${arg(key)} AND o.value = ${arg(value)})`,
+      `EXISTS (SELECT 1 FROM ${pairs.table} o WHERE o.${pairs.id} = m.${pairs.id}${sameScope} AND o.key = ${arg(key)} AND o.value = ${arg(value)})`,
     );
   }
   if (filter.created_after) where.push(`${at} > ${arg(new Date(filter.created_after))}`);
