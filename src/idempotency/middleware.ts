@@ -176,7 +176,7 @@ class RollBack {
  * kept as a first request's would be.
  */
 async function keptInTransaction(request: Keyed, next: MiddlewareOptions["next"]) {
-  const { ctx, meta, input, sender, key, fingerprint } = request;
+  const { ctx, meta, input, sender, key } = request;
   for (let attempt = 0; attempt < 3; attempt++) {
     let failed: (Result & { ok: false }) | undefined;
     try {
@@ -184,8 +184,7 @@ async function keptInTransaction(request: Keyed, next: MiddlewareOptions["next"]
         const result = await next({ ctx: { db: joined(ctx.db, tx) } });
         if (!result.ok) throw new RollBack(result);
         const kept = keptForm(ctx, meta, sender, key, success(meta as Meta, result.data, input));
-        if (!(await store.keepNew(tx, sender, key, fingerprint, kept, ctx.config.idempotency.ttlMs)))
-          throw new RollBack();
+        if (!(await store.keepNew(tx, request, kept, ctx.config.idempotency.ttlMs))) throw new RollBack();
         return result;
       });
     } catch (error) {
@@ -196,7 +195,7 @@ async function keptInTransaction(request: Keyed, next: MiddlewareOptions["next"]
       const response = failure(failed.error);
       if (!response) return failed;
       const kept = keptForm(ctx, meta, sender, key, response);
-      if (await store.keepNew(ctx.db, sender, key, fingerprint, kept, ctx.config.idempotency.ttlMs)) return failed;
+      if (await store.keepNew(ctx.db, request, kept, ctx.config.idempotency.ttlMs)) return failed;
     }
     const answer = await answerFromKey(request);
     if (answer) return answer;

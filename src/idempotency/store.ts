@@ -1,5 +1,12 @@
 import { type Queryable, statement } from "../db/index.js";
 
+/** A response as it is kept: `body` is the response body as the caller stores it (JSON text, or sealed). */
+export interface KeptResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
 /** A kept key, as `find` reads it. */
 export interface KeptRequest {
   fingerprint: string;
@@ -86,14 +93,7 @@ export const idempotencyStore = {
 
   find: (db: Queryable, sender: string, key: string) => db.get(statements.find, [sender, key]),
 
-  async keep(
-    db: Queryable,
-    sender: string,
-    key: string,
-    /** `body`: the response body as the caller stores it (sealed). */
-    response: { status: number; headers: Record<string, string>; body: string },
-    ttlMs: number,
-  ): Promise<void> {
+  async keep(db: Queryable, sender: string, key: string, response: KeptResponse, ttlMs: number): Promise<void> {
     const { status, headers, body } = response;
     const expiresAt = new Date(Date.now() + ttlMs);
     await db.run(statements.keep, [sender, key, status, JSON.stringify(headers), body, expiresAt]);
@@ -102,25 +102,20 @@ export const idempotencyStore = {
   /** Keeps `response` under a key nobody holds; false when the key is taken. */
   async keepNew(
     db: Queryable,
-    sender: string,
-    key: string,
-    fingerprint: string,
-    response: { status: number; headers: Record<string, string>; body: string },
+    request: { sender: string; key: string; fingerprint: string },
+    response: KeptResponse,
     ttlMs: number,
   ): Promise<boolean> {
+    const { sender, key, fingerprint } = request;
     const { status, headers, body } = response;
     const now = new Date();
-    const args = [
-      sender,
-      key,
-      fingerprint,
-      status,
-      JSON.stringify(headers),
-      body,
+    const expiresAt = new Date(now.getTime() + ttlMs);
+    const changed = await db.run(statements.keepNew, [
+      ...([sender, key, fingerprint, status, JSON.stringify(headers), body] as const),
       now,
-      new Date(now.getTime() + ttlMs),
-    ] as const;
-    return (await db.run(statements.keepNew, args)) === 1;
+      expiresAt,
+    ]);
+    return changed === 1;
   },
 
   release: (db: Queryable, sender: string, key: string) => db.run(statements.release, [sender, key]),
