@@ -171,7 +171,7 @@ class RollBack {
  * The procedure's writes and the kept response commit in one transaction
  * (meta `keyInTransaction`): one commit instead of three. A second request
  * with the key, sent while the first runs, waits for the first one's
- * transaction and then gets its response replayed; both never commit. A
+ * transaction and then gets its response replayed: never do both commit. A
  * failure of the procedure rolls its writes back, and its answer is then
  * kept as a first request's would be.
  */
