@@ -64,4 +64,36 @@ describe("counts of one key made at once", () => {
     fail = false;
     expect(await count("k", 1)).toMatchObject({ allowed: true, remaining: 9 });
   });
+
+  it("with a gap, a busy key's trips start that far apart and carry every count made meanwhile, each in its place", async () => {
+    const store = new RateLimiterMemory({ points: 1000, duration: 60 });
+    const starts: number[] = [];
+    const trips: number[] = [];
+    const count = coalescingCounter(
+      async (key, points) => {
+        starts.push(performance.now());
+        trips.push(points);
+        return store.consume(key, points);
+      },
+      1000,
+      20,
+    );
+    // One count a millisecond for 100 ms.
+    const pending: Promise<{ remaining: number }>[] = [];
+    for (let n = 0; n < 100; n++) {
+      pending.push(count("busy", 1));
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    const shares = await Promise.all(pending);
+    expect(trips.reduce((sum, n) => sum + n, 0)).toBe(100);
+    expect(trips.length).toBeLessThanOrEqual(10);
+    const gaps = starts.slice(1).map((at, n) => at - (starts[n] as number));
+    // Timers count from the event loop's time, which can be a millisecond behind.
+    expect(gaps.filter((gap) => gap < 18)).toEqual([]);
+    expect(shares.map((share) => share.remaining)).toEqual(Array.from({ length: 100 }, (_, n) => 999 - n));
+    // A lone count goes at once.
+    const before = performance.now();
+    await count("quiet", 1);
+    expect(performance.now() - before).toBeLessThan(15);
+  });
 });

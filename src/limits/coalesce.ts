@@ -7,6 +7,9 @@ export interface Share {
   msBeforeNext: number;
 }
 
+/** Beyond this many keys with a recent trip, those whose gap has passed are forgotten. */
+const REMEMBERED_KEYS = 10_000;
+
 interface Waiter {
   points: number;
   resolve: (share: Share) => void;
@@ -18,7 +21,10 @@ interface Waiter {
  * counts of a key made while its trip is out wait, and go together as one
  * count of their sum on the next trip. A sender with many requests at once
  * (the one a limit is for) then costs a round trip per batch rather than per
- * request, on PostgreSQL and over the cluster's IPC alike.
+ * request, on PostgreSQL and over the cluster's IPC alike. With `gapMs`, a
+ * key's trips start at least that far apart, so a busy sender's batches grow
+ * beyond what one round trip gathers; a count after a quiet spell still goes
+ * at once.
  *
  * Each caller still gets its own exact place in the window: the store adds
  * the batch's sum atomically and answers the total, so the callers of a batch
@@ -26,7 +32,12 @@ interface Waiter {
  * or under `limit` are allowed, the rest refused, exactly as if each had been
  * counted alone in that order. A store failure fails every caller of the batch.
  */
-export function coalescingCounter(consume: (key: string, points: number) => Promise<RateLimiterRes>, limit: number) {
+export function coalescingCounter(
+  consume: (key: string, points: number) => Promise<RateLimiterRes>,
+  limit: number,
+  /** Trips of one key start at least this far apart: while counts keep coming, each trip takes more of them. */
+  gapMs = 0,
+) {
   const queued = new Map<string, Waiter[]>();
   const outFor = new Set<string>();
 
@@ -40,10 +51,26 @@ export function coalescingCounter(consume: (key: string, points: number) => Prom
     }
   };
 
+  /** When each key's last trip started, while that is within `gapMs`. */
+  const lastStart = new Map<string, number>();
+  const remember = (key: string, at: number) => {
+    lastStart.set(key, at);
+    if (lastStart.size <= REMEMBERED_KEYS) return;
+    for (const [other, started] of lastStart) if (started + gapMs <= at) lastStart.delete(other);
+  };
+
+  /** Sends the key's waiting counts now, or once `gapMs` has passed since its last trip; they are out meanwhile. */
+  function schedule(key: string) {
+    outFor.add(key);
+    const wait = (lastStart.get(key) ?? Number.NEGATIVE_INFINITY) + gapMs - performance.now();
+    if (wait > 0) setTimeout(() => send(key), Math.ceil(wait));
+    else send(key);
+  }
+
   function send(key: string) {
     const waiters = queued.get(key) ?? [];
     queued.delete(key);
-    outFor.add(key);
+    if (gapMs > 0) remember(key, performance.now());
     const points = waiters.reduce((sum, waiter) => sum + waiter.points, 0);
     consume(key, points)
       .then(
@@ -62,7 +89,7 @@ export function coalescingCounter(consume: (key: string, points: number) => Prom
       )
       .finally(() => {
         outFor.delete(key);
-        if (queued.has(key)) send(key);
+        if (queued.has(key)) schedule(key);
       });
   }
 
@@ -71,6 +98,6 @@ export function coalescingCounter(consume: (key: string, points: number) => Prom
       const waiters = queued.get(key);
       if (waiters) waiters.push({ points, resolve, reject });
       else queued.set(key, [{ points, resolve, reject }]);
-      if (!outFor.has(key)) send(key);
+      if (!outFor.has(key)) schedule(key);
     });
 }

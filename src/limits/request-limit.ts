@@ -26,9 +26,11 @@ export function requestLimit(
   counter: RateLimiterAbstract,
   perMinute: number,
   senderOf: (req: IncomingMessage) => string,
+  /** Trips of one sender's counts to the store start at least this far apart (src/limits/coalesce.ts). */
+  gapMs = 0,
 ) {
   const policy = `"default";q=${perMinute};w=${WINDOW_SECONDS}`;
-  const count = coalescingCounter((key, points) => counter.consume(key, points), perMinute);
+  const count = coalescingCounter((key, points) => counter.consume(key, points), perMinute, gapMs);
   const announce = (res: ServerResponse, remaining: number, msBeforeNext: number) => {
     res.setHeader("RateLimit-Policy", policy);
     res.setHeader("RateLimit", `"default";r=${remaining};t=${secondsOf(msBeforeNext)}`);
