@@ -71,13 +71,20 @@ async function run(ctx: RunContext, streams: number) {
     const close = streams > 0 ? await openStreams(target.url, streams, delays) : async () => {};
     try {
       const { options } = ctx;
+      let readerCpu = process.cpuUsage();
       const result = await measure(
         target,
         { kind: "mix" },
         { connections: options.connections, duration: options.duration, idsFile: ctx.idsFile },
         options.warmup,
+        () => {
+          readerCpu = process.cpuUsage();
+        },
       );
-      return { rps: result.rps, errors: result.errors, delays };
+      readerCpu = process.cpuUsage(readerCpu);
+      // This process reads the streams: its CPU during the measured part is what the readers took from the machine.
+      const readerShare = (readerCpu.user + readerCpu.system) / 1e6 / options.duration;
+      return { rps: result.rps, errors: result.errors, cpuPerRequest: result.cpuPerRequest, readerShare, delays };
     } finally {
       await close();
     }
@@ -97,7 +104,9 @@ export async function streamBench(ctx: RunContext): Promise<string[]> {
   const line =
     `(i) ${STREAMS} open event streams during (f): ${withStreams.rps.toFixed(0)} req/s against ${without.rps.toFixed(0)} without ` +
     `(${ratio.toFixed(2)}×; target ≥ 0.8×), ${withStreams.delays.length} deliveries, delay p50 ${p50} ms, p99 ${p99} ms ` +
-    `(target ≤ 250 ms), errors ${without.errors} / ${withStreams.errors}.`;
+    `(target ≤ 250 ms), errors ${without.errors} / ${withStreams.errors}; ` +
+    `server CPU per request ${withStreams.cpuPerRequest.toFixed(0)} against ${without.cpuPerRequest.toFixed(0)} µs, ` +
+    `the bench process (the readers) ${(withStreams.readerShare * 100).toFixed(0)}% of a core against ${(without.readerShare * 100).toFixed(0)}%.`;
   ctx.log(line);
   return [line];
 }
