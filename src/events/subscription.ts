@@ -14,7 +14,10 @@ export interface EventMatch {
 export class Subscription {
   /** Never changed in place: it may be the very array other subscribers were handed. */
   private buffer: readonly EventRecord[] = [];
-  private wake: (() => void) | undefined;
+  private waiting: ((woken: boolean) => void) | undefined;
+  private signal: AbortSignal | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private timerMs = 0;
   private readonly types: ReadonlySet<string> | undefined;
   /** The same for subscribers that want the same events. */
   readonly filterKey: string;
@@ -61,25 +64,42 @@ export class Subscription {
   wait(ms: number, signal: AbortSignal): Promise<boolean> {
     if (this.buffer.length > 0 || this.overflowed) return Promise.resolve(true);
     if (signal.aborted) return Promise.resolve(false);
+    // One timer and one abort listener while the subscription lasts, not one of each per wait:
+    // a stream waits again after every batch it writes.
+    if (this.signal !== signal) {
+      this.signal?.removeEventListener("abort", this.aborted);
+      signal.addEventListener("abort", this.aborted, { once: true });
+      this.signal = signal;
+    }
+    if (this.timer && this.timerMs === ms) this.timer.refresh();
+    else {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(this.timedOut, ms);
+      this.timerMs = ms;
+    }
     return new Promise((resolve) => {
-      const done = (woken: boolean) => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", onAbort);
-        this.wake = undefined;
-        resolve(woken);
-      };
-      const onAbort = () => done(false);
-      const timer = setTimeout(() => done(false), ms);
-      signal.addEventListener("abort", onAbort, { once: true });
-      this.wake = () => done(true);
+      this.waiting = resolve;
     });
   }
 
+  private settle(woken: boolean): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.(woken);
+  }
+
+  private readonly aborted = () => this.settle(false);
+  // A timer left running by an earlier wait fires when no one waits: nothing to settle then.
+  private readonly timedOut = () => this.settle(false);
+
   private notify(): void {
-    this.wake?.();
+    this.settle(true);
   }
 
   close(): void {
+    clearTimeout(this.timer);
+    this.signal?.removeEventListener("abort", this.aborted);
+    this.settle(false);
     this.leave(this);
   }
 }
