@@ -42,9 +42,17 @@ function runner(url: string, workload: Workload, options: LoadOptions, duration:
 }
 
 /** A warm-up, then the measured run; the server's peak RSS is sampled during the measured part. */
-export async function measure(target: Target, workload: Workload, options: LoadOptions, warmup: number) {
+export async function measure(
+  target: Target,
+  workload: Workload,
+  options: LoadOptions,
+  warmup: number,
+  /** Called as the measured part starts. */
+  onStart?: () => void,
+) {
   if (warmup > 0) await runner(target.url, workload, options, warmup);
   target.resetPeak();
+  onStart?.();
   const cpuBefore = target.cpuSeconds();
   const result = await runner(target.url, workload, options, options.duration);
   const cpuPerRequest = ((target.cpuSeconds() - cpuBefore) * 1e6) / Math.max(result.requests, 1);

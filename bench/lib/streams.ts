@@ -1,4 +1,5 @@
-import { Agent, type ClientRequest, get as httpGet } from "node:http";
+import { Agent, get as httpGet } from "node:http";
+import { connect } from "node:net";
 import { measure } from "./load.js";
 import type { RunContext } from "./rounds.js";
 import { startService } from "./targets.js";
@@ -16,38 +17,88 @@ const SAMPLE_EVERY = 10;
 
 const occurredAt = /"occurred_at":"([^"]+)"/;
 
+/** What a stream's reader leaves to close it. */
+interface OpenStream {
+  destroy(): void;
+  ended: Promise<void>;
+}
+
 /**
- * `count` streams on `url`, read with node:http (far cheaper per chunk than
- * fetch's web streams: the readers share the machine with the service). One
- * stream in `SAMPLE_EVERY` records the delay of every event it gets; the
- * others only take the bytes in.
+ * A stream read with node:http (far cheaper per chunk than fetch's web
+ * streams), recording the delay of every event it gets.
+ */
+function sampledStream(url: string, agent: Agent, delays: number[]): Promise<OpenStream> {
+  return new Promise((opened, failed) => {
+    const req = httpGet(`${url}/events/stream`, { agent }, (res) => {
+      if (res.statusCode !== 200) return failed(new Error(`stream refused: ${res.statusCode}`));
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        const arrived = Date.now();
+        for (const match of chunk.matchAll(new RegExp(occurredAt, "g"))) {
+          delays.push(arrived - Date.parse(match[1] as string));
+        }
+      });
+      opened({ destroy: () => req.destroy(), ended: new Promise((done) => res.once("close", () => done())) });
+    });
+    req.once("error", failed);
+  });
+}
+
+// The bytes of the streams that only take them in, read into one buffer over and over.
+const discarded = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * A stream that only takes the bytes in: its status line checked, then read
+ * off the socket into one reused buffer, with no HTTP parsing and no buffer
+ * per read. The service writes and the kernel carries exactly what a parsing
+ * client would get; the readers share the 2 cores with the service, so what
+ * they would spend parsing would count against the service.
+ */
+function drainedStream(url: string): Promise<OpenStream> {
+  const { hostname, port } = new URL(url);
+  return new Promise((opened, failed) => {
+    let head: string | undefined = "";
+    const socket = connect({
+      host: hostname,
+      port: Number(port),
+      onread: {
+        buffer: discarded,
+        callback: (length) => {
+          if (head === undefined) return true;
+          head += discarded.toString("latin1", 0, length);
+          if (!head.includes("\r\n\r\n")) return true;
+          if (head.startsWith("HTTP/1.1 200 ")) {
+            opened({
+              destroy: () => socket.destroy(),
+              ended: new Promise((done) => socket.once("close", () => done())),
+            });
+          } else {
+            socket.destroy();
+            failed(new Error(`stream refused: ${head.slice(0, head.indexOf("\r\n"))}`));
+          }
+          head = undefined;
+          return true;
+        },
+      },
+    });
+    socket.once("error", failed);
+    socket.write(`GET /events/stream HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
+  });
+}
+
+/**
+ * `count` streams on `url`. One stream in `SAMPLE_EVERY` records the delay of
+ * every event it gets; the others only take the bytes in.
  */
 async function openStreams(url: string, count: number, delays: number[]) {
   const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
   const streams = await Promise.all(
-    Array.from(
-      { length: count },
-      (_, n) =>
-        new Promise<{ req: ClientRequest; ended: Promise<void> }>((opened, failed) => {
-          const req = httpGet(`${url}/events/stream`, { agent }, (res) => {
-            if (res.statusCode !== 200) return failed(new Error(`stream refused: ${res.statusCode}`));
-            const sampled = n % SAMPLE_EVERY === 0;
-            if (sampled) res.setEncoding("utf8");
-            res.on("data", (chunk: string | Buffer) => {
-              if (!sampled) return;
-              const arrived = Date.now();
-              for (const match of (chunk as string).matchAll(new RegExp(occurredAt, "g"))) {
-                delays.push(arrived - Date.parse(match[1] as string));
-              }
-            });
-            opened({ req, ended: new Promise((done) => res.once("close", () => done())) });
-          });
-          req.once("error", failed);
-        }),
+    Array.from({ length: count }, (_, n) =>
+      n % SAMPLE_EVERY === 0 ? sampledStream(url, agent, delays) : drainedStream(url),
     ),
   );
   return async () => {
-    for (const { req } of streams) req.destroy();
+    for (const stream of streams) stream.destroy();
     await Promise.all(streams.map((stream) => stream.ended));
     agent.destroy();
   };
@@ -71,13 +122,20 @@ async function run(ctx: RunContext, streams: number) {
     const close = streams > 0 ? await openStreams(target.url, streams, delays) : async () => {};
     try {
       const { options } = ctx;
+      let readerCpu = process.cpuUsage();
       const result = await measure(
         target,
         { kind: "mix" },
         { connections: options.connections, duration: options.duration, idsFile: ctx.idsFile },
         options.warmup,
+        () => {
+          readerCpu = process.cpuUsage();
+        },
       );
-      return { rps: result.rps, errors: result.errors, delays };
+      readerCpu = process.cpuUsage(readerCpu);
+      // This process reads the streams: its CPU during the measured part is what the readers took from the machine.
+      const readerShare = (readerCpu.user + readerCpu.system) / 1e6 / options.duration;
+      return { rps: result.rps, errors: result.errors, cpuPerRequest: result.cpuPerRequest, readerShare, delays };
     } finally {
       await close();
     }
@@ -97,7 +155,9 @@ export async function streamBench(ctx: RunContext): Promise<string[]> {
   const line =
     `(i) ${STREAMS} open event streams during (f): ${withStreams.rps.toFixed(0)} req/s against ${without.rps.toFixed(0)} without ` +
     `(${ratio.toFixed(2)}×; target ≥ 0.8×), ${withStreams.delays.length} deliveries, delay p50 ${p50} ms, p99 ${p99} ms ` +
-    `(target ≤ 250 ms), errors ${without.errors} / ${withStreams.errors}.`;
+    `(target ≤ 250 ms), errors ${without.errors} / ${withStreams.errors}; ` +
+    `server CPU per request ${withStreams.cpuPerRequest.toFixed(0)} against ${without.cpuPerRequest.toFixed(0)} µs, ` +
+    `the bench process (the readers) ${(withStreams.readerShare * 100).toFixed(0)}% of a core against ${(without.readerShare * 100).toFixed(0)}%.`;
   ctx.log(line);
   return [line];
 }

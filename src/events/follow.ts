@@ -2,9 +2,10 @@ import type { Database } from "../db/index.js";
 import { AppError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { eventStreamsOpen } from "../metrics/registry.js";
-import { type EventMatch, eventHubOf } from "./hub.js";
+import { eventHubOf } from "./hub.js";
 import { oldestEventId, purgedThrough } from "./purge.js";
 import { readEvents } from "./read.js";
+import type { EventMatch } from "./subscription.js";
 import type { EventRecord } from "./types.js";
 
 // Events per query while a stream replays from the table.
@@ -15,7 +16,7 @@ const RETRY_AFTER_SECONDS = "5";
 /** What a stream sends: an event, the notice that events were purged before the client read them, or a sign of life. */
 export type StreamItem =
   /** Events in id order: as many as arrived together, so a stream writes them at once. */
-  | { kind: "events"; events: EventRecord[] }
+  | { kind: "events"; events: readonly EventRecord[] }
   /** Events up to `through` were purged before the client read them; the stream goes on from `oldestId`. */
   | { kind: "gap"; oldestId: bigint | undefined; through: bigint }
   | { kind: "keep-alive" }
@@ -113,7 +114,9 @@ async function* stream(
         replay = false;
       }
       const sent = last;
-      const fresh = subscription.take().filter((event) => event.id > sent);
+      const taken = subscription.take();
+      // Kept as it is when it can be: the same array as other streams', whose frames are made once.
+      const fresh = (taken[0]?.id ?? 0n) > sent ? taken : taken.filter((event) => event.id > sent);
       const lastFresh = fresh.at(-1);
       if (lastFresh) {
         if (signal.aborted) return;

@@ -2,12 +2,11 @@ import { type Database, statement } from "../db/index.js";
 import type { Logger } from "../logger.js";
 import { eventsChannel } from "./outbox.js";
 import { eventLogHead, readEvents } from "./read.js";
-import type { EventRecord, EventType } from "./types.js";
+import { type EventMatch, Subscription } from "./subscription.js";
+import type { EventRecord } from "./types.js";
 
 // Events read per query when the hub catches up.
 const PAGE = 1000;
-// A subscriber this far behind stops being fed and reads the table itself.
-const MAX_BUFFERED = 5000;
 // When the hub could not read, or PostgreSQL holds back events of a transaction still running.
 const RETRY_MS = 1000;
 const HELD_BACK_MS = 50;
@@ -21,78 +20,6 @@ const BATCH_MS = 50;
 const beyond = statement<{ found: boolean }, [position: bigint]>("events_beyond", {
   postgresql: "SELECT EXISTS (SELECT 1 FROM events WHERE id > $1) AS found",
 });
-
-/** Which events a subscriber wants. */
-export interface EventMatch {
-  agentId?: string;
-  /** Exact types; undefined for all. */
-  types?: readonly EventType[];
-}
-
-/** One reader fed by the hub: events it matches, in id order, until it leaves. */
-export class Subscription {
-  private buffer: EventRecord[] = [];
-  private wake: (() => void) | undefined;
-  private readonly types: ReadonlySet<string> | undefined;
-  /** Set when the subscriber fell too far behind and was dropped events: it must read the table again. */
-  overflowed = false;
-
-  constructor(
-    readonly match: EventMatch,
-    private readonly leave: (subscription: Subscription) => void,
-  ) {
-    this.types = match.types && new Set(match.types);
-  }
-
-  /** Called by the hub with every new event, in id order. */
-  offer(events: readonly EventRecord[]): void {
-    let added = false;
-    for (const event of events) {
-      if (this.match.agentId !== undefined && event.agent_id !== this.match.agentId) continue;
-      if (this.types && !this.types.has(event.type)) continue;
-      this.buffer.push(event);
-      added = true;
-    }
-    if (this.buffer.length > MAX_BUFFERED) {
-      this.buffer = [];
-      this.overflowed = true;
-    }
-    if (added || this.overflowed) this.notify();
-  }
-
-  /** Every event offered since the last call. */
-  take(): EventRecord[] {
-    const taken = this.buffer;
-    this.buffer = [];
-    return taken;
-  }
-
-  /** Resolves true when events arrive, false after `ms` without any or when `signal` aborts. */
-  wait(ms: number, signal: AbortSignal): Promise<boolean> {
-    if (this.buffer.length > 0 || this.overflowed) return Promise.resolve(true);
-    if (signal.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const done = (woken: boolean) => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", onAbort);
-        this.wake = undefined;
-        resolve(woken);
-      };
-      const onAbort = () => done(false);
-      const timer = setTimeout(() => done(false), ms);
-      signal.addEventListener("abort", onAbort, { once: true });
-      this.wake = () => done(true);
-    });
-  }
-
-  private notify(): void {
-    this.wake?.();
-  }
-
-  close(): void {
-    this.leave(this);
-  }
-}
 
 /**
  * The process's one reader of the event log for its streams. It listens to
@@ -189,7 +116,17 @@ export class EventHub {
       const last = page.at(-1);
       if (last) {
         this.position = last.id;
-        for (const subscriber of this.subscribers) subscriber.offer(page);
+        // Subscribers with the same filters are handed the same array: each layer
+        // down to the socket makes what it sends from it once for all of them.
+        const matching = new Map<string, readonly EventRecord[]>();
+        for (const subscriber of this.subscribers) {
+          let events = matching.get(subscriber.filterKey);
+          if (!events) {
+            events = subscriber.select(page);
+            matching.set(subscriber.filterKey, events);
+          }
+          subscriber.offer(events);
+        }
       }
       if (page.length < PAGE) break;
     }

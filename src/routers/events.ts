@@ -32,6 +32,17 @@ function eventMessage(event: EventRecord): ServerSentEvent {
   return message;
 }
 
+/** The messages of events that arrived together: the same array for every stream handed the same events. */
+const batches = new WeakMap<readonly EventRecord[], ServerSentEvent[]>();
+function eventMessages(events: readonly EventRecord[]): ServerSentEvent[] {
+  let batch = batches.get(events);
+  if (!batch) {
+    batch = events.map(eventMessage);
+    batches.set(events, batch);
+  }
+  return batch;
+}
+
 /** A stream's items as server-sent events (SPEC §12.2); events that arrived together, as one batch. */
 async function* serverSentEvents(
   items: AsyncIterable<StreamItem>,
@@ -39,7 +50,7 @@ async function* serverSentEvents(
   for await (const item of items) {
     // The first message, once the stream holds its place in the log.
     if (item.kind === "subscribed") yield { retry: RECONNECT_MS };
-    else if (item.kind === "events") yield item.events.map(eventMessage);
+    else if (item.kind === "events") yield eventMessages(item.events);
     else if (item.kind === "gap") yield { event: "gap", data: { oldest_id: item.oldestId?.toString() ?? null } };
     else yield { comment: "keep-alive" };
   }

@@ -48,6 +48,22 @@ function frameOf(message: ServerSentEvent): string {
   return `${id === undefined ? "" : field("id", id)}${event === undefined ? "" : field("event", event)}data: ${data}\n\n`;
 }
 
+/**
+ * Messages written at once, as bytes: made once however many streams write
+ * the same messages (the events that arrived together, to every stream that
+ * wants them all), so each stream costs one write, not a string and its
+ * encoding of its own.
+ */
+function batchBytes(messages: readonly ServerSentEvent[]): Buffer {
+  let bytes = batches.get(messages);
+  if (!bytes) {
+    bytes = Buffer.from(messages.map(frame).join(""));
+    batches.set(messages, bytes);
+  }
+  return bytes;
+}
+const batches = new WeakMap<readonly ServerSentEvent[], Buffer>();
+
 /** Resolves when `res` can take more, or is gone; leaves no listener behind either way. */
 function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
@@ -94,8 +110,8 @@ export async function writeEventStream(res: ServerResponse, events: unknown, lea
       if (next.done || res.destroyed) break;
       const { value } = next;
       // One write for messages that came together: one system call however many events.
-      const text = Array.isArray(value) ? value.map(frame).join("") : frame(value as ServerSentEvent);
-      if (!res.write(text)) await drained(res);
+      const chunk = Array.isArray(value) ? batchBytes(value) : frame(value as ServerSentEvent);
+      if (!res.write(chunk)) await drained(res);
     }
   } finally {
     res.off("close", onClose);
