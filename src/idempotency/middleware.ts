@@ -107,8 +107,10 @@ export const creates = (meta: Meta | undefined) => meta?.openapi?.method === "PO
  * Idempotency keys (SPEC §13.1) for every creating mutation, REST and tRPC
  * alike: the first request with a key runs and its response is kept; the
  * same request again gets that response (`Idempotent-Replayed: true`); a
- * different one 422; one while the first still runs 409. Responses of 500 and
- * above are not kept, so a retry runs again.
+ * different one 422; one while the first still runs 409 (or, where the
+ * response is kept in the creating transaction, the replay once that
+ * transaction has committed). Responses of 500 and above are not kept, so a
+ * retry runs again.
  */
 export async function idempotency({ ctx, meta, path, type, getRawInput, next }: MiddlewareOptions) {
   if (type !== "mutation" || !creates(meta) || !ctx.req) return next();
