@@ -33,12 +33,13 @@ export class LoginThrottle {
   private readonly counters: { name: string; counter: RateLimiterAbstract }[];
   /** Per pair, the last pending count in this process (so the next one waits its turn) and how many are pending. */
   private readonly pairTurns = new Map<string, { last: Promise<unknown>; pending: number }>();
-  private readonly limits: typeof loginLimits;
   /** Pairs the counts refused, until when: refused again from memory, without a count or a turn to wait for. */
   private readonly refusedPairs = new Map<string, number>();
 
-  constructor(store: CounterStore, limits = loginLimits) {
-    this.limits = limits;
+  constructor(
+    store: CounterStore,
+    private readonly limits = loginLimits,
+  ) {
     const counter = (keyPrefix: string, points: number) =>
       store({ keyPrefix, points, durationSeconds: limits.windowSeconds });
     // In this order: an attempt refused for its pair never touches the account's

@@ -149,10 +149,10 @@ interface Waiter {
  * Admission control with bounded queueing. A request is served when one of
  * `maxInFlight` slots is free, else waits in line at most `maxQueueMs` (and
  * behind at most `maxQueued` others); otherwise, or when a flood saturates
- * the event loop, or when it lags, it is refused with 503 + Retry-After. The slots are sized to what
- * the database can do at once, so admitted requests keep a bounded latency
- * under overload and the excess is told at once to come back later, instead
- * of everyone waiting longer and longer. `admit` answers nothing itself: the
+ * the event loop, or when it lags, it is refused with 503 + Retry-After. The
+ * slots are sized to what the database can do at once, so admitted requests
+ * keep a bounded latency under overload and the excess is told at once to
+ * come back later, instead of everyone waiting longer and longer. `admit` answers nothing itself: the
  * caller writes the refusal in the format of the route that was hit.
  */
 export function admission(limits: LoadLimits, provider: Provider) {
