@@ -49,6 +49,18 @@ const busyShare = 0.9;
 const busyWindowMs = 25;
 /** Connections sending requests within one window below which there is no flood, however slow they are served. */
 const floodConnections = 256;
+/**
+ * Connections sending requests again and again (at least two each within a
+ * flood window) from which turns are limited (`loopTurn`). With fewer, few
+ * sockets can be ready in one turn, and limiting would only hold back
+ * requests behind slow ones. Measured: limiting every turn sent two to
+ * three times as many requests past `MAX_QUEUE_MS` (503) with two SQLite
+ * workers and 32 connections of POSTs; limiting from 64 connections,
+ * whatever their requests, refused 13–21 of a burst of 100 logins on one
+ * connection each (their five password checks hold slots while the refusals
+ * wait for the rest) on a busy machine.
+ */
+const busyConnections = 64;
 /** Marks a connection with the window in which it last sent a request. */
 const lastWindow = Symbol("floodWindow");
 
@@ -76,6 +88,7 @@ function floodGuard(floodWaitMs: number) {
   let windowStart = performance.now();
   let connections = 0;
   let reads = 0;
+  let lastBusy = false;
   let estimate = 0;
   let busyStart = windowStart;
   let busyUse = performance.eventLoopUtilization();
@@ -96,6 +109,7 @@ function floodGuard(floodWaitMs: number) {
       const elapsed = now - windowStart;
       if (elapsed >= floodWindowMs) {
         estimate = connections >= floodConnections ? (connections / reads) * elapsed : 0;
+        lastBusy = connections >= busyConnections && reads >= 2 * connections;
         window++;
         windowStart = now;
         connections = 0;
@@ -109,6 +123,49 @@ function floodGuard(floodWaitMs: number) {
       // The window under way counts too, so a flood is seen in its first second.
       const current = connections >= floodConnections && elapsed < floodWindowMs ? (connections / reads) * elapsed : 0;
       return Math.max(estimate, current) > floodWaitMs && busyLately(now);
+    },
+    /** Whether many connections each sent several requests in the last window or the one under way. */
+    manyBusyConnections: () => lastBusy || (connections >= busyConnections && reads >= 2 * connections),
+  };
+}
+
+/** Time a turn of the event loop may spend starting requests before the rest wait for the next turn. */
+const turnBudgetMs = 1;
+/** Requests a turn may start whatever their time, so a few slow ones (a write waiting for SQLite's lock) are not held back. */
+const turnFreeStarts = 8;
+
+/**
+ * Whether the current turn of the event loop may start one more request.
+ * Node accepts one new connection per turn of its loop (measured: libuv
+ * calls accept once per readiness of the listening socket), so a turn that
+ * serves every socket with a request ready, hundreds under a flood, leaves
+ * new connections in the kernel's accept queue for seconds: a bare
+ * node:http server at 2,000 busy connections accepted about 20 a second.
+ * Starting only about a millisecond of requests per turn, and queueing the
+ * rest for the next, keeps turns short: the same server then accepted about
+ * 600 a second, serving as many requests. A turn starts with the first
+ * request it starts and ends in its check phase (`setImmediate`), where
+ * `onEnd` starts the held-back requests in the next one.
+ */
+function loopTurn(onEnd: () => void) {
+  let start = -1;
+  let starts = 0;
+  const end = () => {
+    start = -1;
+    onEnd();
+  };
+  return {
+    /** Whether a request may start now; if so, it is counted. */
+    allows(): boolean {
+      const now = performance.now();
+      if (start < 0) {
+        start = now;
+        starts = 0;
+        setImmediate(end);
+      }
+      if (starts >= turnFreeStarts && now - start >= turnBudgetMs) return false;
+      starts++;
+      return true;
     },
   };
 }
@@ -147,13 +204,15 @@ interface Waiter {
 
 /**
  * Admission control with bounded queueing. A request is served when one of
- * `maxInFlight` slots is free, else waits in line at most `maxQueueMs` (and
+ * `maxInFlight` slots is free and the loop's turn has time left (`loopTurn`),
+ * else waits in line at most `maxQueueMs` (and
  * behind at most `maxQueued` others); otherwise, or when a flood saturates
  * the event loop, or when it lags, it is refused with 503 + Retry-After. The
  * slots are sized to what the database can do at once, so admitted requests
  * keep a bounded latency under overload and the excess is told at once to
- * come back later, instead of everyone waiting longer and longer. `admit` answers nothing itself: the
- * caller writes the refusal in the format of the route that was hit.
+ * come back later, instead of everyone waiting longer and longer.
+ * `admit` answers nothing itself: the caller writes the refusal in the
+ * format of the route that was hit.
  */
 export function admission(limits: LoadLimits, provider: Provider) {
   const maxInFlight = limits.maxInFlight ?? defaultInFlight[provider];
@@ -162,6 +221,9 @@ export function admission(limits: LoadLimits, provider: Provider) {
   const line: Waiter[] = [];
   const lag = eventLoopLag(limits.maxEventLoopDelayMs);
   const flood = floodGuard(2 * limits.maxQueueMs);
+  const turn = loopTurn(serveWaiters);
+  // Without a queue to wait in, a request is never held back for a later turn.
+  const turnAllows = () => limits.maxQueueMs === 0 || !flood.manyBusyConnections() || turn.allows();
 
   const enter = (res: ServerResponse) => {
     inFlight++;
@@ -169,13 +231,16 @@ export function admission(limits: LoadLimits, provider: Provider) {
   };
   function release() {
     inFlight--;
-    // The slot goes to the longest waiter still there.
-    for (let waiter = line.shift(); waiter; waiter = line.shift()) {
+    serveWaiters();
+  }
+  /** Free slots go to the longest waiters still there, while this turn has time left. */
+  function serveWaiters() {
+    while (line.length > 0 && inFlight < maxInFlight && turnAllows()) {
+      const waiter = line.shift() as Waiter;
       clearTimeout(waiter.timer);
       if (gone(waiter.res)) continue;
       enter(waiter.res);
       waiter.admitted(undefined);
-      return;
     }
   }
   const wait = (res: ServerResponse) =>
@@ -195,7 +260,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
     /** Counts the request in until its response closes, once a slot is free; or the refusal. */
     admit(res: ServerResponse): Admission {
       if (flood.refuses(res.socket) || lag.lagging() || gone(res)) return shed();
-      if (inFlight < maxInFlight && line.length === 0) {
+      if (inFlight < maxInFlight && line.length === 0 && turnAllows()) {
         enter(res);
         return undefined;
       }
