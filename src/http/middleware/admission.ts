@@ -143,7 +143,7 @@ const turnFreeStarts = 8;
  * node:http server at 2,000 busy connections accepted about 20 a second.
  * Starting only about a millisecond of requests per turn, and queueing the
  * rest for the next, keeps turns short: the same server then accepted about
- * 600 a second, serving as many requests. A turn starts with the first
+ * 600 a second, serving about 85% as many requests. A turn starts with the first
  * request it starts and ends in its check phase (`setImmediate`), where
  * `onEnd` starts the held-back requests in the next one.
  */
