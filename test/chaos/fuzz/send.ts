@@ -125,9 +125,9 @@ function sendRaw(base: URL, raw: string, timeoutMs: number): Promise<Observed> {
     const timer = setTimeout(() => finish(`no response within ${timeoutMs} ms`), timeoutMs);
     socket.on("connect", () => socket.write(raw));
     socket.on("data", (chunk) => {
-      // The status line is all that is checked; the connection may well stay open after it.
-      if (received === "") setTimeout(() => finish(), 100);
       received += chunk;
+      // The status line is all that is checked; the connection may well stay open after it.
+      if (received.includes("\r\n")) finish();
     });
     socket.on("end", () => finish("closed without a response"));
     socket.on("error", (error: NodeJS.ErrnoException) => finish(error.code ?? error.message));
