@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { statement } from "../src/db/index.js";
+import { ordinalsPerTransaction } from "../src/events/outbox.js";
 import { eventLogHead, readEvents } from "../src/events/read.js";
 import type { AgentOut } from "../src/schemas/agents.js";
 import type { TaskOut } from "../src/schemas/tasks.js";
@@ -184,40 +185,90 @@ describe("tasks' writes record their events", () => {
 });
 
 // An event that cannot be stored fails its write: the change rolls back with it.
-const refuseUpdateEvents =
+const refuseEvents = (type: string) =>
   testProvider === "postgresql"
     ? [
-        `CREATE FUNCTION refuse_event() RETURNS trigger LANGUAGE plpgsql AS $$
+        `CREATE OR REPLACE FUNCTION refuse_event() RETURNS trigger LANGUAGE plpgsql AS $$
          BEGIN RAISE EXCEPTION 'event refused'; END $$`,
         `CREATE TRIGGER refuse_event BEFORE INSERT ON events FOR EACH ROW
-         WHEN (NEW.type = 'agent.updated') EXECUTE FUNCTION refuse_event()`,
+         WHEN (NEW.type = '${type}') EXECUTE FUNCTION refuse_event()`,
       ]
     : [
-        `CREATE TRIGGER refuse_event BEFORE INSERT ON events WHEN NEW.type = 'agent.updated'
+        `CREATE TRIGGER refuse_event BEFORE INSERT ON events WHEN NEW.type = '${type}'
          BEGIN SELECT RAISE(ABORT, 'event refused'); END`,
       ];
+
+/** Runs `write` while every event of `type` is refused by the database. */
+async function withRefusedEvents<T>(type: string, write: () => Promise<T>): Promise<T> {
+  for (const sql of refuseEvents(type)) await app.database.db.prisma.$executeRawUnsafe(sql);
+  try {
+    return await write();
+  } finally {
+    await app.database.db.prisma.$executeRawUnsafe(
+      testProvider === "postgresql" ? "DROP TRIGGER refuse_event ON events" : "DROP TRIGGER refuse_event",
+    );
+  }
+}
+
+const internalError = { status: 500, body: { error: "internal_error", message: "An unexpected error occurred" } };
+const rowsOf = statement<{ agents: number | bigint; pairs: number | bigint }, [name: string, value: string]>(
+  "test_outbox_rows_of",
+  `SELECT (SELECT COUNT(*) FROM agents WHERE name = $1) AS agents,
+          (SELECT COUNT(*) FROM agent_metadata WHERE value = $2) AS pairs`,
+);
 
 describe("a change and its events commit together", () => {
   it("a write whose event cannot be stored answers 500 and changes nothing", async () => {
     const agent = await createAgent(app);
     mark = await eventLogHead(app.database.db);
-    for (const sql of refuseUpdateEvents) await app.database.db.prisma.$executeRawUnsafe(sql);
-    try {
-      const res = await send("PATCH", `/agents/${agent.id}`, { status: "running" });
-      expect(res).toEqual({
-        status: 500,
-        body: { error: "internal_error", message: "An unexpected error occurred" },
-      });
-    } finally {
-      await app.database.db.prisma.$executeRawUnsafe(
-        testProvider === "postgresql" ? "DROP TRIGGER refuse_event ON events" : "DROP TRIGGER refuse_event",
-      );
-    }
+    const res = await withRefusedEvents("agent.updated", () =>
+      send("PATCH", `/agents/${agent.id}`, { status: "running" }),
+    );
+    expect(res).toEqual(internalError);
     expect((await send<AgentOut>("GET", `/agents/${agent.id}`)).body).toEqual(agent);
     expect(await recorded()).toEqual([]);
     expect((await send("PATCH", `/agents/${agent.id}`, { status: "running" })).status).toBe(200);
     expect((await recorded()).map((event) => event.type)).toEqual(["agent.updated"]);
   });
+
+  it("a creation whose event cannot be stored answers 500 and writes neither the agent nor its metadata", async () => {
+    const body = { name: "refused-creation", type: "worker", metadata: { outbox: "refused-creation" } };
+    const res = await withRefusedEvents("agent.created", () => send("POST", "/agents", body));
+    expect(res).toEqual(internalError);
+    const counts = async () => {
+      const row = await app.database.db.get(rowsOf, [body.name, body.metadata.outbox]);
+      return { agents: Number(row?.agents), pairs: Number(row?.pairs) };
+    };
+    expect(await counts()).toEqual({ agents: 0, pairs: 0 });
+    expect(await recorded()).toEqual([]);
+    const agent = await createAgent(app, body);
+    expect(await counts()).toEqual({ agents: 1, pairs: 1 });
+    expect((await recorded()).map((event) => [event.type, event.data])).toEqual([["agent.created", { agent }]]);
+    expect(await send<AgentOut[]>("GET", "/agents?metadata[outbox]=refused-creation")).toEqual({
+      status: 200,
+      body: [agent],
+    });
+  });
+
+  it.runIf(testProvider === "postgresql")(
+    "a creation's event is the first of its transaction, with an Idempotency-Key (a transaction) or without (one statement)",
+    async () => {
+      const alone = await createAgent(app, { metadata: { outbox: "alone" } });
+      const keyed = await app.request("/agents", {
+        method: "POST",
+        json: { name: "agent", type: "worker" },
+        headers: { "idempotency-key": `outbox-${Date.now()}` },
+      });
+      expect(keyed.status).toBe(201);
+      const inTransaction = (await keyed.json()) as AgentOut;
+      const events = await recorded();
+      expect(events.map((event) => [event.type, event.data])).toEqual([
+        ["agent.created", { agent: alone }],
+        ["agent.created", { agent: inTransaction }],
+      ]);
+      for (const event of events) expect(event.id % BigInt(ordinalsPerTransaction)).toBe(1n);
+    },
+  );
 
   it("every event's id is larger than those recorded before it", async () => {
     const all = await readEvents(app.database.db, { limit: 1000 });

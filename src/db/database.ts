@@ -39,6 +39,11 @@ export interface Database extends Queryable {
   /** For cold paths (users, the data groups, tests): models and migrations stay Prisma's. */
   readonly prisma: PrismaClient;
   /**
+   * Whether this is a transaction's view of the database (`joined`): then a
+   * statement does not commit by itself, and `transaction` joins the open one.
+   */
+  readonly inTransaction: boolean;
+  /**
    * Runs `work` in one transaction, committed when it resolves and rolled
    * back when it throws. Statements outside `work`'s `tx` do not belong to it,
    * and `work` must not start another transaction (on SQLite that one would

@@ -10,6 +10,7 @@ export function joined(db: Database, tx: Tx): Database {
   return {
     provider: db.provider,
     prisma: db.prisma,
+    inTransaction: true,
     all: (statement, args) => tx.all(statement, args),
     get: (statement, args) => tx.get(statement, args),
     run: (statement, args) => tx.run(statement, args),

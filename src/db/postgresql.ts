@@ -97,6 +97,7 @@ class PostgresTx implements Tx {
  */
 class PostgresDatabase implements Database {
   readonly provider = "postgresql";
+  readonly inTransaction = false;
   private readonly listeners = new Listeners();
   private readonly listener: PostgresListener;
 

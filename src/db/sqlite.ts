@@ -74,6 +74,7 @@ class SqliteTx implements Tx {
  */
 class SqliteDatabase implements Database {
   readonly provider = "sqlite";
+  readonly inTransaction = false;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Listeners();
   private watch: NodeJS.Timeout | undefined;

@@ -25,6 +25,10 @@ export const eventsChannel = "events";
  */
 export const ordinalsPerTransaction = 4_194_304;
 
+/** The SQL of the id of the current transaction's event number `ordinal` (a SQL expression, from 1). */
+export const postgresEventId = (ordinal: string) =>
+  `pg_current_xact_id()::text::bigint * ${ordinalsPerTransaction} + ${ordinal}`;
+
 // One statement for any number of events, which also notifies channel
 // `events` per agent (PostgreSQL sends it at commit, once per distinct payload).
 const insertPostgres = statement<
@@ -33,8 +37,7 @@ const insertPostgres = statement<
 >("events_insert", {
   postgresql: `WITH inserted AS (
       INSERT INTO events (id, type, occurred_at, agent_id, task_id, data)
-      SELECT pg_current_xact_id()::text::bigint * ${ordinalsPerTransaction} + $1 + e.ordinal - 1,
-             e.type, $2, e.agent_id, e.task_id, e.data
+      SELECT ${postgresEventId("$1 + e.ordinal - 1")}, e.type, $2, e.agent_id, e.task_id, e.data
       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS e(type, agent_id, task_id, data, ordinal)
       RETURNING id, agent_id)
     SELECT id, pg_notify('${eventsChannel}', agent_id) AS notified FROM inserted ORDER BY id`,

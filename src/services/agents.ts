@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Database } from "../db/index.js";
 import { notFound } from "../errors.js";
 import { recordEvents } from "../events/outbox.js";
+import type { EventData } from "../events/types.js";
 import type { AgentCreateInput, AgentListInput, AgentOut, AgentUpdateBody } from "../schemas/agents.js";
 import { isUuid } from "../schemas/common.js";
 import type { Page } from "../schemas/lists.js";
@@ -26,6 +27,31 @@ export { toAgent };
 
 export const agentNotFound = () => notFound("Agent");
 
+/**
+ * A creation on PostgreSQL outside any transaction: one statement
+ * (`createAlone`), whose event carries the agent as it is written, every
+ * value of which is known before the insert.
+ */
+async function createAlone(db: Database, input: AgentCreateInput, now: Date, metadata: string): Promise<AgentOut> {
+  const id = randomUUID();
+  const created = now.toISOString();
+  const { name, type } = input;
+  const agent = toAgent({
+    id,
+    name,
+    type,
+    status: "idle",
+    created_at: created,
+    updated_at: created,
+    version: 1,
+    metadata,
+  });
+  const data = JSON.stringify({ agent } satisfies EventData);
+  const written = await db.get(agentStatements.createAlone, [id, name, type, now, metadata, data]);
+  if (!written) throw new Error("The insert returned no row");
+  return toAgent(written);
+}
+
 const updatable = ["name", "type", "status", "metadata"] as const;
 
 /**
@@ -46,8 +72,9 @@ export const agentsService = {
 
   async create(db: Database, input: AgentCreateInput): Promise<AgentOut> {
     const now = new Date();
+    const metadata = JSON.stringify(input.metadata ?? {});
+    if (db.provider === "postgresql" && !db.inTransaction) return createAlone(db, input, now, metadata);
     return db.transaction(async (tx) => {
-      const metadata = JSON.stringify(input.metadata ?? {});
       const row = await tx.get(agentStatements.insert, [randomUUID(), input.name, input.type, now, metadata]);
       if (!row) throw new Error("The insert returned no row");
       await writePairs(tx, agentStatements, row.id, now, input.metadata ?? {}, false);
