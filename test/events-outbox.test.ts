@@ -251,7 +251,7 @@ describe("a change and its events commit together", () => {
   });
 
   it.runIf(testProvider === "postgresql")(
-    "a creation's event is the first of its transaction, with an Idempotency-Key (a transaction) or without (one statement)",
+    "a creation's event is the first of its transaction, with an Idempotency-Key (inside one) or without (a statement on its own)",
     async () => {
       const alone = await createAgent(app, { metadata: { outbox: "alone" } });
       const keyed = await app.request("/agents", {

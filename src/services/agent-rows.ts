@@ -47,17 +47,18 @@ export const agentStatements = {
      WHERE id = $5 AND version = $6 RETURNING ${agentColumns}`,
   ),
   /**
-   * PostgreSQL: a creation as one statement, which commits by itself: the
-   * agent, its metadata pairs, its agent.created event (the first of its
-   * transaction, numbered as recordEvents numbers them) and the notification
-   * PostgreSQL sends at commit. One round trip, where a transaction takes
-   * four or five (BEGIN, the agent, its pairs if it has metadata, its event,
-   * COMMIT). `$6` is the event's data.
+   * PostgreSQL: a creation as one statement: the agent, its metadata pairs,
+   * its agent.created event (`$6` its data, `$7` its ordinal in the
+   * transaction, as recordEvents numbers them) and the notification
+   * PostgreSQL sends at commit. On its own it commits by itself: one round
+   * trip, where a transaction takes four or five (BEGIN, the agent, its pairs
+   * if it has metadata, its event, COMMIT).
    */
-  createAlone: statement<AgentRow, [id: string, name: string, type: string, now: Date, metadata: string, data: string]>(
-    "agents_create_alone",
-    {
-      postgresql: `WITH agent AS (
+  createAlone: statement<
+    AgentRow,
+    [id: string, name: string, type: string, now: Date, metadata: string, data: string, ordinal: number]
+  >("agents_create_alone", {
+    postgresql: `WITH agent AS (
           INSERT INTO agents (id, name, type, status, created_at, updated_at, version, metadata)
           VALUES ($1, $2, $3, 'idle', $4, $4, 1, $5) RETURNING ${agentColumns}),
         pairs AS (
@@ -65,11 +66,10 @@ export const agentStatements = {
           SELECT agent.id, pair.key, pair.value, $4 FROM agent, jsonb_each_text($5::jsonb) AS pair),
         event AS (
           INSERT INTO events (id, type, occurred_at, agent_id, task_id, data)
-          SELECT ${postgresEventId("1")}, 'agent.created', $4, agent.id, NULL, $6 FROM agent
+          SELECT ${postgresEventId("$7")}, 'agent.created', $4, agent.id, NULL, $6 FROM agent
           RETURNING agent_id)
         SELECT agent.*, pg_notify('${eventsChannel}', event.agent_id) AS notified FROM agent, event`,
-    },
-  ),
+  }),
   /** The pairs of a metadata JSON text, one row each, for filtered lists (created_at copied from the agent). */
   insertPairs: statement<unknown, [agentId: string, createdAt: Date, metadata: string]>("agent_metadata_insert", {
     sqlite: `INSERT INTO agent_metadata (agent_id, key, value, created_at)

@@ -28,9 +28,11 @@ export { toAgent };
 export const agentNotFound = () => notFound("Agent");
 
 /**
- * A creation on PostgreSQL outside any transaction: one statement
- * (`createAlone`), whose event carries the agent as it is written, every
- * value of which is known before the insert.
+ * A creation on PostgreSQL: one statement (`createAlone`), whose event
+ * carries the agent as it is written, every value of which is known before
+ * the insert. Outside a transaction it commits by itself, its event the first
+ * of its own; inside one (an Idempotency-Key's), it takes the transaction's
+ * next event number.
  */
 async function createAlone(db: Database, input: AgentCreateInput, now: Date, metadata: string): Promise<AgentOut> {
   const id = randomUUID();
@@ -47,7 +49,18 @@ async function createAlone(db: Database, input: AgentCreateInput, now: Date, met
     metadata,
   });
   const data = JSON.stringify({ agent } satisfies EventData);
-  const written = await db.get(agentStatements.createAlone, [id, name, type, now, metadata, data]);
+  const args = (ordinal: number): [string, string, string, Date, string, string, number] => [
+    id,
+    name,
+    type,
+    now,
+    metadata,
+    data,
+    ordinal,
+  ];
+  const written = db.inTransaction
+    ? await db.transaction((tx) => tx.get(agentStatements.createAlone, args(tx.reserveOrdinals(1))))
+    : await db.get(agentStatements.createAlone, args(1));
   if (!written) throw new Error("The insert returned no row");
   return toAgent(written);
 }
@@ -73,7 +86,7 @@ export const agentsService = {
   async create(db: Database, input: AgentCreateInput): Promise<AgentOut> {
     const now = new Date();
     const metadata = JSON.stringify(input.metadata ?? {});
-    if (db.provider === "postgresql" && !db.inTransaction) return createAlone(db, input, now, metadata);
+    if (db.provider === "postgresql") return createAlone(db, input, now, metadata);
     return db.transaction(async (tx) => {
       const row = await tx.get(agentStatements.insert, [randomUUID(), input.name, input.type, now, metadata]);
       if (!row) throw new Error("The insert returned no row");
