@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Database } from "../db/index.js";
+import type { Database, Queryable } from "../db/index.js";
 import { notFound } from "../errors.js";
 import { recordEvents } from "../events/outbox.js";
 import type { EventData } from "../events/types.js";
@@ -49,18 +49,11 @@ async function createAlone(db: Database, input: AgentCreateInput, now: Date, met
     metadata,
   });
   const data = JSON.stringify({ agent } satisfies EventData);
-  const args = (ordinal: number): [string, string, string, Date, string, string, number] => [
-    id,
-    name,
-    type,
-    now,
-    metadata,
-    data,
-    ordinal,
-  ];
+  const write = (on: Queryable, ordinal: number) =>
+    on.get(agentStatements.createAlone, [id, name, type, now, metadata, data, ordinal]);
   const written = db.inTransaction
-    ? await db.transaction((tx) => tx.get(agentStatements.createAlone, args(tx.reserveOrdinals(1))))
-    : await db.get(agentStatements.createAlone, args(1));
+    ? await db.transaction((tx) => write(tx, tx.reserveOrdinals(1)))
+    : await write(db, 1);
   if (!written) throw new Error("The insert returned no row");
   return toAgent(written);
 }
