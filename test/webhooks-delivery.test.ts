@@ -5,7 +5,7 @@ import { eventTypes } from "../src/events/types.js";
 import type { TestApp } from "./helpers/app.js";
 import { createAgent, createTask } from "./helpers/factories.js";
 import { type Receiver, startReceiver } from "./helpers/webhook-receiver.js";
-import { createWebhook, startWebhookApp, waitForDeliveries } from "./helpers/webhooks.js";
+import { createWebhook, logHeadPassedRecorded, startWebhookApp, waitForDeliveries } from "./helpers/webhooks.js";
 
 let app: TestApp;
 const receivers: Receiver[] = [];
@@ -103,6 +103,7 @@ describe("delivery", () => {
     const [tasksOfOne, agentsCreated] = [await receiver(), await receiver()];
     const watched = await createAgent(app);
     const other = await createAgent(app);
+    await logHeadPassedRecorded(app);
     await createWebhook(app, { url: tasksOfOne.url, types: ["task.*"], agent_id: watched.id });
     await createWebhook(app, { url: agentsCreated.url, types: ["agent.created"] });
 

@@ -1,6 +1,8 @@
 import { Writable } from "node:stream";
 import { expect } from "vitest";
 import { loadConfig } from "../../src/config.js";
+import { statement } from "../../src/db/index.js";
+import { eventLogHead } from "../../src/events/read.js";
 import { createLogger } from "../../src/logger.js";
 import type { DeliveryOut, WebhookOut } from "../../src/schemas/webhooks.js";
 import { startWebhookDelivery, type WebhookDelivery } from "../../src/webhooks/delivery.js";
@@ -50,6 +52,28 @@ export async function startWebhookApp(
       await app.close();
     },
   };
+}
+
+const newestEvent = statement<{ id: bigint | number | null }>(
+  "test_webhooks_newest",
+  "SELECT MAX(id) AS id FROM events",
+);
+
+/**
+ * Waits until the log's head (where a new webhook starts) has passed every
+ * event recorded so far, so a webhook created next gets none of them. On
+ * PostgreSQL the head may lag behind events just committed while a running
+ * transaction it cannot place is open (src/events/read.ts), and a webhook
+ * created then may also get those, as "at least once" allows.
+ */
+export async function logHeadPassedRecorded(app: TestApp): Promise<void> {
+  const db = app.database.db;
+  const newest = BigInt((await db.get(newestEvent, []))?.id ?? 0);
+  const deadline = Date.now() + 5000;
+  while ((await eventLogHead(db)) < newest) {
+    if (Date.now() > deadline) throw new Error("the event log's head did not pass the recorded events within 5 s");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 export type CreatedWebhook = WebhookOut & { secret: string };
