@@ -64,11 +64,13 @@ export function restResource(routes: ProcedureRoute[], deps: AppDeps): PathHandl
         const input = await route.readInput(request);
         const ctx = createContext(deps, request.req, request.requestId);
         readIfMatch(route, request, ctx, input);
-        const leave = leaving(request);
         if (route.meta.stream === "sse") {
+          const leave = leaving(request);
           await writeEventStream(request.res, await route.invoke(ctx, input, leave.signal), leave);
         } else {
-          writeSuccess(request, route, await route.invoke(ctx, input, leave.signal), input, ctx);
+          // Only a procedure that waits needs to know that its client left; the rest finish in moments.
+          const signal = route.meta.longPoll ? leaving(request).signal : undefined;
+          writeSuccess(request, route, await route.invoke(ctx, input, signal), input, ctx);
         }
       } catch (error) {
         const appError = reportedError(error, request.log, request.requestId);
