@@ -99,13 +99,21 @@ export async function createTestDatabase(template: string): Promise<TestDatabase
     const name = `agents_test_${suffix}`;
     await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${template}`);
     const url = withDatabase(postgresAdminUrl, name);
-    const db = await connectDatabase(url);
+    const dropDatabase = () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    // Whatever fails on the way (connecting, closing), the database is dropped: none is left behind.
+    const db = await connectDatabase(url).catch(async (error: unknown) => {
+      await dropDatabase();
+      throw error;
+    });
     return {
       url,
       db,
       drop: async () => {
-        await db.close();
-        await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        try {
+          await db.close();
+        } finally {
+          await dropDatabase();
+        }
       },
     };
   }
