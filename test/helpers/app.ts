@@ -39,6 +39,20 @@ export function testConfig(env: Record<string, string>, database: TestDatabase) 
   });
 }
 
+/**
+ * `testConfig`, or the refusal thrown once `database` is dropped: a test may
+ * start an app with settings the service refuses, and its database must not
+ * outlive the refusal.
+ */
+export async function configOrDrop(env: Record<string, string>, database: TestDatabase) {
+  try {
+    return testConfig(env, database);
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+}
+
 /** fetch against `baseUrl`; a `json` body is sent as JSON. */
 export function requestTo(baseUrl: string): TestApp["request"] {
   return (path, { json, headers, ...init } = {}) =>
@@ -64,7 +78,8 @@ export function capturingLogger() {
 /** The real app on its own fresh database, listening on a free port. */
 export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase(inject(options.sampleData ? "dataTemplateDatabase" : "templateDatabase"));
-  const config = testConfig(env, database);
+  // A test may start an app with settings the service refuses: its database must not outlive the refusal.
+  const config = await configOrDrop(env, database);
   const { logger, logs } = capturingLogger();
   const shutdown = new AbortController();
   // Expired leases and passed deadlines are settled as in the service (SPEC §11.5).

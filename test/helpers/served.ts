@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import { inject } from "vitest";
 import { createApp } from "../../src/app.js";
 import { createHttpServer } from "../../src/http/server.js";
-import { capturingLogger, requestTo, type TestApp, testConfig } from "./app.js";
+import { capturingLogger, configOrDrop, requestTo, type TestApp } from "./app.js";
 import { createTestDatabase } from "./databases.js";
 
 /**
@@ -12,7 +12,7 @@ import { createTestDatabase } from "./databases.js";
  */
 export async function startServedApp(env: Record<string, string>): Promise<TestApp & { port: number }> {
   const database = await createTestDatabase(inject("templateDatabase"));
-  const config = testConfig(env, database);
+  const config = await configOrDrop(env, database);
   const shutdown = new AbortController();
   const { logger, logs } = capturingLogger();
   const app = createApp({ db: database.db, config, logger, shutdown: shutdown.signal });
