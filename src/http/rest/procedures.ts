@@ -43,7 +43,7 @@ type Middleware = (opts: {
  * resolver; an error thrown by one becomes the failed result its caller
  * sees; a `next({ ctx })` merges into the context. The difference is
  * cost: tRPC copies its call options twice per middleware through a
- * property-by-property spread helper, which was a tenth of the CPU of a
+ * property-by-property spread helper, which was an eighth of the CPU of a
  * `GET /agents/{id}` (`_objectSpread2` in the profile); here each step is one
  * object literal. This also skips the caller's proxy and trpc-to-openapi's
  * handler (which builds a fetch Request per call and cannot route a dot
