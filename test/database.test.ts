@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { connectDatabase, type Database, isDatabaseUnavailable, sqlitePath, statement } from "../src/db/index.js";
-import { eventsChannel } from "../src/events/outbox.js";
+import { eventsChannel, recordEvents } from "../src/events/outbox.js";
 import { agentStatements } from "../src/services/agent-rows.js";
 import { agentsService } from "../src/services/agents.js";
 import { tasksService } from "../src/services/tasks.js";
@@ -104,6 +104,68 @@ describe("transactions", () => {
       await Promise.all([first, second]);
       expect(steps).toEqual(["first wrote", "read done", "first ends", "second starts"]);
       expect((await db.get(agentCount, []))?.n).toBe(before + 2);
+    },
+  );
+
+  it.runIf(testProvider === "sqlite")(
+    "asked for together share one commit, each in a savepoint: one that fails rolls back alone",
+    async () => {
+      const before = (await db.get(agentCount, []))?.n as number;
+      const [a, c] = [randomUUID(), randomUUID()];
+      const seenWhenFirstResolved: number[] = [];
+      const failure = new Error("second fails");
+      const first = db
+        .transaction(async (tx) => {
+          await tx.run(insertAgent, [a, "first of three", new Date()]);
+          return recordEvents(tx, [{ type: "agent.created", agentId: a, data: { agent: {} as never } }]);
+        })
+        .then(async (ids) => {
+          // The third's row is already there: it committed with the first.
+          seenWhenFirstResolved.push((await db.get(agentCount, []))?.n as number);
+          return ids;
+        });
+      const second = db.transaction(async (tx) => {
+        await tx.run(insertAgent, [randomUUID(), "second of three", new Date()]);
+        await recordEvents(tx, [{ type: "agent.created", agentId: a, data: { agent: {} as never } }]);
+        throw failure;
+      });
+      const third = db.transaction(async (tx) => {
+        await tx.run(insertAgent, [c, "third of three", new Date()]);
+        return recordEvents(tx, [{ type: "agent.created", agentId: c, data: { agent: {} as never } }]);
+      });
+      const [firstIds, secondError, thirdIds] = await Promise.all([first, second.catch((e: unknown) => e), third]);
+      expect(seenWhenFirstResolved).toEqual([before + 2]);
+      expect(secondError).toBe(failure);
+      expect((await db.get(agentCount, []))?.n).toBe(before + 2);
+      expect((await db.all(agentNames, [])).map((row) => row.name)).not.toContain("second of three");
+      // The second's event id went back with its savepoint: the third's follows the first's.
+      expect(thirdIds).toEqual([(firstIds[0] as bigint) + 1n]);
+    },
+  );
+
+  it.runIf(testProvider === "sqlite")(
+    "asked for together, when one ends the whole transaction: what ran before it fails, what follows commits",
+    async () => {
+      const before = (await db.get(agentCount, []))?.n as number;
+      const endAll = statement("test_rollback_all", { sqlite: "ROLLBACK" });
+      const failure = new Error("ended everything");
+      const outcomes = await Promise.allSettled([
+        db.transaction((tx) => tx.run(insertAgent, [randomUUID(), "lost with the transaction", new Date()])),
+        db.transaction(async (tx) => {
+          await tx.run(endAll, []);
+          throw failure;
+        }),
+        db.transaction((tx) => tx.run(insertAgent, [randomUUID(), "after the end", new Date()])),
+      ]);
+      expect(outcomes).toEqual([
+        { status: "rejected", reason: failure },
+        { status: "rejected", reason: failure },
+        { status: "fulfilled", value: 1 },
+      ]);
+      expect((await db.get(agentCount, []))?.n).toBe(before + 1);
+      const names = (await db.all(agentNames, [])).map((row) => row.name);
+      expect(names).toContain("after the end");
+      expect(names).not.toContain("lost with the transaction");
     },
   );
 

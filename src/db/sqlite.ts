@@ -17,6 +17,12 @@ const LONGEST_PAUSE_MS = 20;
 const begin = statement("sqlite_begin_immediate", { sqlite: "BEGIN IMMEDIATE" });
 const commit = statement("sqlite_commit", { sqlite: "COMMIT" });
 const rollback = statement("sqlite_rollback", { sqlite: "ROLLBACK" });
+const savepoint = statement("sqlite_savepoint", { sqlite: "SAVEPOINT one_of_several" });
+const release = statement("sqlite_release", { sqlite: "RELEASE one_of_several" });
+const rollbackOne = statement("sqlite_rollback_to", { sqlite: "ROLLBACK TO one_of_several" });
+
+// The most queued transactions one commit carries.
+const MOST_PER_COMMIT = 64;
 
 const isBusy = (error: unknown) =>
   typeof error === "object" && error !== null && "code" in error && error.code === "SQLITE_BUSY";
@@ -64,18 +70,27 @@ class SqliteTx implements Tx {
   }
 }
 
+interface Waiting {
+  work: (tx: Tx) => Promise<unknown>;
+  resolve: (result: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * SQLite in WAL mode through three connections: Prisma's, a write connection
  * and a read connection. Every write runs in `transaction()`: BEGIN IMMEDIATE
  * takes the file's write lock first, so processes sharing the file serialise
- * (waiting up to the busy timeout), and this process's transactions queue, so
- * no other request's statement ever runs inside an open one. Reads outside a
+ * (waiting up to the busy timeout), and this process's transactions queue and
+ * run one after another (those that queued together sharing a commit), so no
+ * other request's statement ever runs inside an open one. Reads outside a
  * transaction go to the read connection and never wait behind writes.
  */
 class SqliteDatabase implements Database {
   readonly provider = "sqlite";
   readonly inTransaction = false;
-  private queue: Promise<unknown> = Promise.resolve();
+  /** Transactions waiting for the write connection, in the order they were asked for. */
+  private readonly waiting: Waiting[] = [];
+  private committing: Promise<void> | undefined;
   private readonly listeners = new Listeners();
   private watch: NodeJS.Timeout | undefined;
   private dataVersion = 0;
@@ -102,12 +117,40 @@ class SqliteDatabase implements Database {
   }
 
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    const result = this.queue.then(() => this.runTransaction(work));
-    this.queue = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    return result;
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ work, resolve: resolve as (result: unknown) => void, reject });
+      this.committing ??= this.commitWaiting();
+    });
+  }
+
+  /** Runs the waiting transactions, several to a commit, until none waits. */
+  private async commitWaiting(): Promise<void> {
+    try {
+      // Requests that arrived with this one (the same turn of the event loop)
+      // queue their transactions first, so that they share its commit.
+      await new Promise(setImmediate);
+      while (this.waiting.length > 0) {
+        const group = this.waiting.splice(0, MOST_PER_COMMIT);
+        try {
+          await this.runTogether(group);
+        } catch (error) {
+          // A savepoint, a release or a rollback failed: none of the group is known to
+          // have committed. Those already told their outcome are not told again.
+          for (const one of group) one.reject(error);
+          this.rollBackIfOpen();
+        }
+      }
+    } finally {
+      this.committing = undefined;
+    }
+  }
+
+  private rollBackIfOpen(): void {
+    try {
+      if (this.writer.handle.inTransaction) this.writer.run(rollback, []);
+    } catch {
+      // The connection cannot roll back either: the next BEGIN will say why.
+    }
   }
 
   /**
@@ -129,21 +172,64 @@ class SqliteDatabase implements Database {
     }
   }
 
-  private async runTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    await this.begin();
-    const tx = new SqliteTx(this.writer);
+  /**
+   * Group commit: the transactions that queued while the last commit ran
+   * share one BEGIN … COMMIT, each in a savepoint of its own, so one that
+   * fails rolls back alone. The commit's cost (writing the pages it changed
+   * to the WAL) is then paid once for all of them. Each caller learns its
+   * outcome only after the commit, as if its transaction had been alone; if
+   * the commit fails, none of them took effect and each gets the error.
+   */
+  private async runTogether(group: Waiting[]): Promise<void> {
     try {
-      const result = await work(tx);
-      this.writer.run(commit, []);
-      tx.end();
+      await this.begin();
+    } catch (error) {
+      for (const one of group) one.reject(error);
+      return;
+    }
+    const alone = group.length === 1;
+    const outcomes: { one: Waiting; tx: SqliteTx; ok: boolean; value: unknown }[] = [];
+    for (const [i, one] of group.entries()) {
+      const tx = new SqliteTx(this.writer);
+      try {
+        if (!alone) this.writer.run(savepoint, []);
+        const value = await one.work(tx);
+        tx.end();
+        if (!alone) this.writer.run(release, []);
+        outcomes.push({ one, tx, ok: true, value });
+      } catch (error) {
+        tx.end();
+        outcomes.push({ one, tx, ok: false, value: error });
+        if (!this.writer.handle.inTransaction) {
+          // SQLite ended the whole transaction (an I/O error, a full disk): what
+          // ran before is lost with it, and the rest start again in another.
+          for (const done of outcomes) done.one.reject(done.ok ? error : done.value);
+          this.waiting.unshift(...group.slice(i + 1));
+          return;
+        }
+        if (!alone) {
+          this.writer.run(rollbackOne, []);
+          this.writer.run(release, []);
+        }
+      }
+    }
+    try {
+      if (alone && !outcomes[0]?.ok) this.writer.run(rollback, []);
+      else this.writer.run(commit, []);
+    } catch (error) {
+      this.rollBackIfOpen();
+      for (const { one, ok, value } of outcomes) one.reject(ok ? error : value);
+      return;
+    }
+    for (const { one, tx, ok, value } of outcomes) {
+      if (!ok) {
+        one.reject(value);
+        continue;
+      }
+      one.resolve(value);
       for (const [channel, payloads] of tx.notifications) {
         for (const payload of payloads) this.listeners.emit(channel, payload);
       }
-      return result;
-    } catch (error) {
-      tx.end();
-      if (this.writer.handle.inTransaction) this.writer.run(rollback, []);
-      throw error;
     }
   }
 
@@ -186,7 +272,7 @@ class SqliteDatabase implements Database {
 
   async close(): Promise<void> {
     this.stopWatching();
-    await this.queue;
+    await this.committing;
     this.writer.close();
     this.reader.close();
     await this.prisma.$disconnect();
