@@ -170,6 +170,33 @@ describe("transactions", () => {
   );
 
   it.runIf(testProvider === "sqlite")(
+    "asked for together, when their shared commit fails: every one fails and none wrote anything",
+    async () => {
+      const before = (await db.get(agentCount, []))?.n as number;
+      // A foreign key checked at COMMIT, not at the insert: the commit is what fails.
+      const deferForeignKeys = statement("test_defer_foreign_keys", { sqlite: "PRAGMA defer_foreign_keys = ON" });
+      const orphanPair = statement<unknown, [agentId: string]>("test_orphan_metadata", {
+        sqlite: "INSERT INTO agent_metadata (agent_id, key, value, created_at) VALUES ($1, 'k', 'v', 0)",
+      });
+      const outcomes = await Promise.allSettled([
+        db.transaction((tx) => tx.run(insertAgent, [randomUUID(), "lost with the commit", new Date()])),
+        db.transaction(async (tx) => {
+          await tx.run(deferForeignKeys, []);
+          return tx.run(orphanPair, [randomUUID()]);
+        }),
+      ]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "rejected"]);
+      for (const outcome of outcomes) {
+        expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: "SQLITE_CONSTRAINT_FOREIGNKEY" });
+      }
+      expect((await db.get(agentCount, []))?.n).toBe(before);
+      // The write connection is usable again.
+      await db.transaction((tx) => tx.run(insertAgent, [randomUUID(), "after the failed commit", new Date()]));
+      expect((await db.get(agentCount, []))?.n).toBe(before + 1);
+    },
+  );
+
+  it.runIf(testProvider === "sqlite")(
     "wait for another connection's write lock without blocking the process, and give up after 5 s as unavailable",
     async () => {
       const other = new BetterSqlite3(sqlitePath(database.url));

@@ -45,9 +45,11 @@ export interface Database extends Queryable {
   readonly inTransaction: boolean;
   /**
    * Runs `work` in one transaction, committed when it resolves and rolled
-   * back when it throws. Statements outside `work`'s `tx` do not belong to it,
-   * and `work` must not start another transaction (on SQLite that one would
-   * wait for this one forever). Never keep a transaction open while waiting
+   * back when it throws (on SQLite, several queued at once share a commit,
+   * each in its own savepoint; the promise settles after that commit).
+   * Statements outside `work`'s `tx` do not belong to it, and `work` must not
+   * start another transaction (on SQLite that one would wait for this one
+   * forever). Never keep a transaction open while waiting
    * for anything but the database: on PostgreSQL it holds back every event
    * reader (src/events/read.ts), on SQLite every writer.
    */

@@ -78,7 +78,6 @@ export function capturingLogger() {
 /** The real app on its own fresh database, listening on a free port. */
 export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase(inject(options.sampleData ? "dataTemplateDatabase" : "templateDatabase"));
-  // A test may start an app with settings the service refuses: its database must not outlive the refusal.
   const config = await configOrDrop(env, database);
   const { logger, logs } = capturingLogger();
   const shutdown = new AbortController();
