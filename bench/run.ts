@@ -8,10 +8,11 @@ import { parseOptions } from "./lib/args.js";
 import { adminQuery, benchDatabases, type Provider } from "./lib/databases.js";
 import { growthReport } from "./lib/growth.js";
 import { leaseBench } from "./lib/leases.js";
+import { whatLimits } from "./lib/limits.js";
 import { listsBench, listsWanted } from "./lib/lists.js";
 import { listQueryPlans } from "./lib/plans.js";
 import { profileScenarios } from "./lib/profile-run.js";
-import { machine, type ProviderReport, renderReport } from "./lib/report.js";
+import { checkTargets, machine, type ProviderReport, renderReport } from "./lib/report.js";
 import { runRounds, scenariosFor } from "./lib/rounds.js";
 import { rungBench } from "./lib/rungs/bench.js";
 import { dataGroupPaths, markRunning, seedAgents } from "./lib/seed.js";
@@ -21,6 +22,8 @@ import { webhookBench } from "./lib/webhooks.js";
 
 const options = parseOptions(process.argv.slice(2));
 const log = (line: string) => process.stderr.write(`${line}\n`);
+
+const profilesDir = join(root, "bench/results/profiles");
 
 log("building the service (npm run build)");
 execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: "inherit" });
@@ -38,6 +41,7 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
       growth: [],
       plans: [],
       profiles: [],
+      limits: [],
     });
     const logFile = join(dbs.dir, "server.log");
     // (h) has its own data: one agent with 10,000 ready tasks.
@@ -78,7 +82,7 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
       return { ...nothingMeasured(), webhooks: await webhooks() };
     }
     if (options.profile) {
-      const profiles = await profileScenarios(context, join(root, "bench/results/profiles"));
+      const profiles = await profileScenarios(context, profilesDir);
       return { ...nothingMeasured(), profiles };
     }
     // (i): the mix of (f) with 200 event streams open.
@@ -98,6 +102,7 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
     const { rows, exitCodes } = await runRounds(context);
     const growth = options.growth ? await growthReport({ dbs, options, logFile, log }) : { rows: [], url: undefined };
     const plans = growth.url ? await listQueryPlans(provider, growth.url) : [];
+    const limits = await whatLimits(context, checkTargets(provider, rows, growth.rows), rows, profilesDir);
     return {
       provider,
       rows,
@@ -106,6 +111,7 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
       growth: growth.rows,
       plans,
       profiles: [],
+      limits,
       rungs,
       leases: await leases(),
       webhooks: await webhooks(),

@@ -46,12 +46,15 @@ function nextRequest(): Request {
   }
 }
 
+const cpuBefore = process.cpuUsage();
 const result = await autocannon({
   url: input.url,
   connections: input.connections,
   duration: input.duration,
   requests: [{ setupRequest: (request) => ({ ...request, ...nextRequest() }) }],
 });
+// This process's CPU over the run: what the load generator takes from the machine.
+const cpu = process.cpuUsage(cpuBefore);
 
 process.stdout.write(
   `${JSON.stringify({
@@ -61,5 +64,6 @@ process.stdout.write(
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
     non2xx: result.non2xx,
+    loadCores: (cpu.user + cpu.system) / 1e6 / input.duration,
   })}\n`,
 );

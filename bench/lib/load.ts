@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import type { Workload } from "./scenarios.js";
 import { root, type Target } from "./targets.js";
@@ -15,6 +16,12 @@ export interface LoadResult {
   rssMiB: number;
   /** Server CPU time (all its processes) per request, µs: the figure least moved by other work on the machine. */
   cpuPerRequest: number;
+  /** Cores the server (all its processes) kept busy during the run, on average. */
+  serverCores: number;
+  /** Cores the load generator kept busy. */
+  loadCores: number;
+  /** The share of all the machine's cores busy during the run, whoever used them (0–1). */
+  machineBusy: number;
 }
 
 export interface LoadOptions {
@@ -34,14 +41,26 @@ function runner(url: string, workload: Workload, options: LoadOptions, duration:
   child.stdout.on("data", (chunk) => {
     out += chunk;
   });
-  return new Promise<Omit<LoadResult, "rssMiB" | "cpuPerRequest">>((resolve, reject) =>
+  return new Promise<Omit<LoadResult, "rssMiB" | "cpuPerRequest" | "serverCores" | "machineBusy">>((resolve, reject) =>
     child.once("exit", (code) =>
       code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load runner exited ${code}`)),
     ),
   );
 }
 
-/** A warm-up, then the measured run; the server's peak RSS is sampled during the measured part. */
+/** Busy and total CPU milliseconds of all the machine's cores since boot. */
+function machineTimes() {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of cpus()) {
+    const all = times.user + times.nice + times.sys + times.idle + times.irq;
+    total += all;
+    busy += all - times.idle;
+  }
+  return { busy, total };
+}
+
+/** A warm-up, then the measured run; the server's peak RSS and everyone's CPU are sampled during the measured part. */
 export async function measure(
   target: Target,
   workload: Workload,
@@ -54,7 +73,15 @@ export async function measure(
   target.resetPeak();
   onStart?.();
   const cpuBefore = target.cpuSeconds();
+  const machineBefore = machineTimes();
   const result = await runner(target.url, workload, options, options.duration);
-  const cpuPerRequest = ((target.cpuSeconds() - cpuBefore) * 1e6) / Math.max(result.requests, 1);
-  return { ...result, rssMiB: target.peakRss(), cpuPerRequest };
+  const machineAfter = machineTimes();
+  const serverSeconds = target.cpuSeconds() - cpuBefore;
+  return {
+    ...result,
+    rssMiB: target.peakRss(),
+    cpuPerRequest: (serverSeconds * 1e6) / Math.max(result.requests, 1),
+    serverCores: serverSeconds / options.duration,
+    machineBusy: (machineAfter.busy - machineBefore.busy) / Math.max(machineAfter.total - machineBefore.total, 1),
+  };
 }

@@ -93,17 +93,24 @@ function groupOf({ url, functionName }: ProfileNode["callFrame"]): string {
 
 const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1)}%`;
 
-export function summariseProfile(file: string, scenario: string, requests: number): ProfileSummary {
+/** Where a profile's busy time went: by group and by function, largest first, in ms of self time. */
+export interface ProfileShares {
+  busyMs: number;
+  groups: [group: string, ms: number][];
+  functions: [name: string, { group: string; ms: number }][];
+}
+
+export function profileShares(file: string): ProfileShares {
   const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
   const interval = (profile.endTime - profile.startTime) / 1000 / Math.max(profile.samples.length, 1);
   const groups = new Map<string, number>();
   const functions = new Map<string, { group: string; ms: number }>();
-  let busy = 0;
+  let busyMs = 0;
   for (const node of profile.nodes) {
     const ms = (node.hitCount ?? 0) * interval;
     if (ms === 0 || node.callFrame.functionName === "(idle)") continue;
     const group = groupOf(node.callFrame);
-    busy += ms;
+    busyMs += ms;
     groups.set(group, (groups.get(group) ?? 0) + ms);
     const where = node.callFrame.url.replace(/.*node_modules\//, "").replace(/.*\/(dist\/)?src\//, "src/");
     const name =
@@ -112,6 +119,23 @@ export function summariseProfile(file: string, scenario: string, requests: numbe
     entry.ms += ms;
     functions.set(name, entry);
   }
+  return {
+    busyMs,
+    groups: [...groups].sort((a, b) => b[1] - a[1]),
+    functions: [...functions].sort((a, b) => b[1].ms - a[1].ms),
+  };
+}
+
+/** The largest groups and functions of a profile, each with its share of the busy time, on one line. */
+export function profileLine({ busyMs, groups, functions }: ProfileShares): string {
+  const top = (items: [string, number][], n: number) =>
+    items.slice(0, n).map(([name, ms]) => `${name} ${pct(ms, busyMs)}`);
+  const largest = functions.map(([name, { ms }]): [string, number] => [`\`${name}\``, ms]);
+  return `by group: ${top(groups, 6).join(", ")}; largest functions: ${top(largest, 3).join(", ")}`;
+}
+
+export function summariseProfile(file: string, scenario: string, requests: number): ProfileSummary {
+  const { busyMs: busy, groups, functions } = profileShares(file);
   const perRequest =
     requests > 0 ? ` (${((busy * 1000) / requests).toFixed(0)} µs sampled per request, wall time while busy)` : "";
   const lines = [
@@ -119,14 +143,11 @@ export function summariseProfile(file: string, scenario: string, requests: numbe
     "",
     "| group | self time |",
     "|---|---|",
-    ...[...groups].sort((a, b) => b[1] - a[1]).map(([group, ms]) => `| ${group} | ${pct(ms, busy)} |`),
+    ...groups.map(([group, ms]) => `| ${group} | ${pct(ms, busy)} |`),
     "",
     "| top functions (self) | group | self time |",
     "|---|---|---|",
-    ...[...functions]
-      .sort((a, b) => b[1].ms - a[1].ms)
-      .slice(0, 12)
-      .map(([name, { group, ms }]) => `| \`${name}\` | ${group} | ${pct(ms, busy)} |`),
+    ...functions.slice(0, 12).map(([name, { group, ms }]) => `| \`${name}\` | ${group} | ${pct(ms, busy)} |`),
   ];
   return { scenario, lines };
 }

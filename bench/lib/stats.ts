@@ -8,6 +8,9 @@ export interface Summary {
   errors: number;
   rssMiB: number;
   cpuPerRequest: number;
+  serverCores: number;
+  loadCores: number;
+  machineBusy: number;
   runs: number;
 }
 
@@ -22,6 +25,9 @@ export function summarise(runs: LoadResult[]): Summary {
     errors: runs.reduce((sum, r) => sum + r.errors, 0),
     rssMiB: Math.max(...runs.map((r) => r.rssMiB)),
     cpuPerRequest: mean(runs.map((r) => r.cpuPerRequest)),
+    serverCores: mean(runs.map((r) => r.serverCores)),
+    loadCores: mean(runs.map((r) => r.loadCores)),
+    machineBusy: mean(runs.map((r) => r.machineBusy)),
     runs: runs.length,
   };
 }
