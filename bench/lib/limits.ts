@@ -6,16 +6,22 @@ import { profileLine, profileShares } from "./profile.js";
 import { profileRuns } from "./profile-run.js";
 import type { ScenarioRow, TargetCheck } from "./report.js";
 import { type RunContext, scenariosFor } from "./rounds.js";
+import type { Summary } from "./stats.js";
 
 const percent = (share: number) => `${(100 * share).toFixed(0)}%`;
 const cores = (n: number) => n.toFixed(2);
 
 /** The machine's CPU during the 2-worker runs of a scenario, against the 1-worker runs. */
-export function workersLine(check: TargetCheck, row: ScenarioRow): string {
+export function workersLine(check: TargetCheck, row: ScenarioRow, total = cpus().length): string {
   const [one, two] = [row.service, row.service2];
   if (!one || !two) return `- ${check.target}: not measured`;
+  // What neither the service nor the load generator used: the database server (PostgreSQL) and anything else.
+  const rest = (figures: Summary) =>
+    cores(Math.max(figures.machineBusy * total - figures.serverCores - figures.loadCores, 0));
+  const who = (figures: Summary) =>
+    `service ${cores(figures.serverCores)} cores, load generator ${cores(figures.loadCores)}, the rest ${rest(figures)}`;
   const saturated = two.machineBusy >= 0.9 ? ": the machine's CPU was the limit" : "";
-  return `- ${check.target}: the ${cpus().length} cores were ${percent(two.machineBusy)} busy during the 2-worker runs${saturated} (service ${cores(two.serverCores)} cores, load generator ${cores(two.loadCores)}); with 1 worker ${percent(one.machineBusy)} (service ${cores(one.serverCores)}, load generator ${cores(one.loadCores)})`;
+  return `- ${check.target}: the ${total} cores were ${percent(two.machineBusy)} busy during the 2-worker runs${saturated} (${who(two)}); with 1 worker ${percent(one.machineBusy)} (${who(one)})`;
 }
 
 export async function whatLimits(

@@ -1,6 +1,7 @@
 // Runs autocannon in its own process (so the load generator's CPU is never the
 // bench's event loop) and prints one JSON result line.
 import { readFileSync } from "node:fs";
+import { cpus } from "node:os";
 import autocannon from "autocannon";
 import type { Workload } from "./scenarios.js";
 
@@ -46,6 +47,19 @@ function nextRequest(): Request {
   }
 }
 
+/** Busy and total CPU milliseconds of all the machine's cores since boot. */
+function machineTimes() {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of cpus()) {
+    const all = times.user + times.nice + times.sys + times.idle + times.irq;
+    total += all;
+    busy += all - times.idle;
+  }
+  return { busy, total };
+}
+
+const machineBefore = machineTimes();
 const cpuBefore = process.cpuUsage();
 const result = await autocannon({
   url: input.url,
@@ -55,6 +69,7 @@ const result = await autocannon({
 });
 // This process's CPU over the run: what the load generator takes from the machine.
 const cpu = process.cpuUsage(cpuBefore);
+const machineAfter = machineTimes();
 
 process.stdout.write(
   `${JSON.stringify({
@@ -65,5 +80,6 @@ process.stdout.write(
     errors: result.errors + result.timeouts + result.non2xx,
     non2xx: result.non2xx,
     loadCores: (cpu.user + cpu.system) / 1e6 / input.duration,
+    machineBusy: (machineAfter.busy - machineBefore.busy) / Math.max(machineAfter.total - machineBefore.total, 1),
   })}\n`,
 );

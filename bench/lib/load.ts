@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import { cpus } from "node:os";
 import { join } from "node:path";
 import type { Workload } from "./scenarios.js";
 import { root, type Target } from "./targets.js";
@@ -41,26 +40,14 @@ function runner(url: string, workload: Workload, options: LoadOptions, duration:
   child.stdout.on("data", (chunk) => {
     out += chunk;
   });
-  return new Promise<Omit<LoadResult, "rssMiB" | "cpuPerRequest" | "serverCores" | "machineBusy">>((resolve, reject) =>
+  return new Promise<Omit<LoadResult, "rssMiB" | "cpuPerRequest" | "serverCores">>((resolve, reject) =>
     child.once("exit", (code) =>
       code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load runner exited ${code}`)),
     ),
   );
 }
 
-/** Busy and total CPU milliseconds of all the machine's cores since boot. */
-function machineTimes() {
-  let busy = 0;
-  let total = 0;
-  for (const { times } of cpus()) {
-    const all = times.user + times.nice + times.sys + times.idle + times.irq;
-    total += all;
-    busy += all - times.idle;
-  }
-  return { busy, total };
-}
-
-/** A warm-up, then the measured run; the server's peak RSS and everyone's CPU are sampled during the measured part. */
+/** A warm-up, then the measured run; the server's peak RSS and CPU are sampled during the measured part. */
 export async function measure(
   target: Target,
   workload: Workload,
@@ -73,15 +60,12 @@ export async function measure(
   target.resetPeak();
   onStart?.();
   const cpuBefore = target.cpuSeconds();
-  const machineBefore = machineTimes();
   const result = await runner(target.url, workload, options, options.duration);
-  const machineAfter = machineTimes();
   const serverSeconds = target.cpuSeconds() - cpuBefore;
   return {
     ...result,
     rssMiB: target.peakRss(),
     cpuPerRequest: (serverSeconds * 1e6) / Math.max(result.requests, 1),
     serverCores: serverSeconds / options.duration,
-    machineBusy: (machineAfter.busy - machineBefore.busy) / Math.max(machineAfter.total - machineBefore.total, 1),
   };
 }
