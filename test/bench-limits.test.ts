@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { workersLine } from "../bench/lib/limits.js";
 import { profileLine, profileShares } from "../bench/lib/profile.js";
-import { checkTargets, type ScenarioRow, type TargetCheck } from "../bench/lib/report.js";
+import { checkTargets, renderReport, type ScenarioRow, type TargetCheck } from "../bench/lib/report.js";
 import type { Summary } from "../bench/lib/stats.js";
 
 const summary = (figures: Partial<Summary>): Summary => ({
@@ -93,5 +93,28 @@ describe("what limits a missed target", () => {
     expect(profileLine(shares)).toBe(
       "by group: node internals 40.0%, app 30.0%, zod 20.0%, (garbage collector) 10.0%; largest functions: `read node:internal/x:3` 40.0%, `get src/db/a.js:5` 30.0%, `parse zod/v4/core/x.js:8` 20.0%",
     );
+  });
+});
+
+describe("a profiling run's report (--profile)", () => {
+  it("holds each profile's summary, though no rounds ran", () => {
+    const report = renderReport(
+      [
+        {
+          provider: "sqlite",
+          rows: [],
+          notes: [],
+          exitCodes: [],
+          growth: [],
+          plans: [],
+          profiles: [
+            { scenario: "(a) GET /agents/{id}", lines: ["#### Profile of (a) GET /agents/{id}", "| app | 30.0% |"] },
+          ],
+          limits: [],
+        },
+      ],
+      ["# Benchmark results"],
+    );
+    expect(report).toBe("# Benchmark results\n\n## sqlite\n\n#### Profile of (a) GET /agents/{id}\n| app | 30.0% |\n");
   });
 });

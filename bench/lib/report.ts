@@ -137,9 +137,10 @@ export function renderReport(reports: ProviderReport[], header: string[]): strin
     const rows = [...r.rows].sort((x, y) => reportOrder.indexOf(x.key) - reportOrder.indexOf(y.key));
     out.push(`## ${r.provider}`, "");
     if (rows.length === 0) {
-      // Only scenarios outside the rounds ran: (h), (i), (j), rungs.
+      // Only scenarios outside the rounds ran ((h), (i), (j), rungs), or only profiles (--profile).
       if (r.notes.length) out.push("Notes:", ...r.notes.map((n) => `- ${n}`), "");
       out.push(...rungReport(r.rungs), ...leaseReport(r.leases), ...webhookReport(r.webhooks));
+      for (const p of r.profiles) out.push(...p.lines, "");
       continue;
     }
     out.push(
