@@ -7,6 +7,7 @@ import type { AppRouter } from "../src/routers/index.js";
 import type { AgentOut } from "../src/schemas/agents.js";
 import { cipherFor } from "../src/webhooks/cipher.js";
 import { startTestApp, type TestApp, testConfig } from "./helpers/app.js";
+import { testProvider } from "./helpers/databases.js";
 import { createAgent } from "./helpers/factories.js";
 import { documentedBy } from "./helpers/openapi-responses.js";
 
@@ -63,6 +64,49 @@ describe("Idempotency-Key on POST /agents", () => {
     expect(JSON.parse(await documented(again, "POST", "/agents"))).toEqual(created);
     expect(await agentsNamed(app, name)).toBe(1);
   });
+
+  it("replays the first answer's body byte for byte", async () => {
+    const key = newKey();
+    const body = { name: `bytes-${key}`, type: "worker", metadata: { zone: "b", app: "a" } };
+    const first = await post(app, "/agents", body, key);
+    expect(first.status).toBe(201);
+    const text = await first.text();
+    const again = await post(app, "/agents", body, key);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.text()).toBe(text);
+  });
+
+  it("keeps a refused creation's 400: the same request again gets it replayed, and nothing is created", async () => {
+    const key = newKey();
+    const body = { name: `refused-${key}`, type: "sideways" };
+    const first = await post(app, "/agents", body, key);
+    expect(first.status).toBe(400);
+    const refusal = await first.json();
+    const again = await post(app, "/agents", body, key);
+    expect(again.status).toBe(400);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.json()).toEqual(refusal);
+    expect(await agentsNamed(app, body.name)).toBe(0);
+  });
+
+  it.runIf(testProvider === "postgresql")(
+    "on PostgreSQL the agent, its event and its kept answer commit in one transaction",
+    async () => {
+      const key = newKey();
+      const created = (await (
+        await post(app, "/agents", { name: `one-${key}`, type: "worker" }, key)
+      ).json()) as AgentOut;
+      const writers = statement<{ agent: string; event: string; kept: string }, [id: string, key: string]>(
+        "test_idempotency_writers",
+        `SELECT (SELECT xmin::text FROM agents WHERE id = $1) AS agent,
+           (SELECT xmin::text FROM events WHERE agent_id = $1) AS event,
+           (SELECT xmin::text FROM idempotency_keys WHERE key = $2) AS kept`,
+      );
+      const row = await app.database.db.get(writers, [created.id, key]);
+      expect(row?.agent).toMatch(/^\d+$/);
+      expect(row).toEqual({ agent: row?.agent, event: row?.agent, kept: row?.agent });
+    },
+  );
 
   it("refuses the key for another body with 422, and runs nothing", async () => {
     const key = newKey();

@@ -1,3 +1,4 @@
+import { TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { joined } from "../db/index.js";
 import { AppError, type ErrorDetails, type ErrorKind } from "../errors.js";
@@ -5,10 +6,11 @@ import { appErrorOf } from "../http/errors.js";
 import type { Context } from "../trpc/context.js";
 import type { ProcedureMeta } from "../trpc/init.js";
 import { cipherFor } from "../webhooks/cipher.js";
+import type { KeyInStatement } from "./in-statement.js";
 import { fingerprintOf, idempotencyKeyOf } from "./key.js";
 import { markReplayed } from "./replayed.js";
 import { senderOf } from "./sender.js";
-import { type KeptRequest, idempotencyStore as store } from "./store.js";
+import { type KeptRequest, keptColumns, idempotencyStore as store } from "./store.js";
 
 type Meta = OpenApiMeta<ProcedureMeta>;
 
@@ -25,7 +27,7 @@ interface MiddlewareOptions {
   path: string;
   type: string;
   getRawInput: () => Promise<unknown>;
-  next: (opts?: { ctx: Pick<Context, "db"> }) => Promise<Result>;
+  next: (opts?: { ctx: Partial<Pick<Context, "db" | "keyInStatement">> }) => Promise<Result>;
 }
 
 type Result = { ok: true; data: unknown } | { ok: false; error: unknown };
@@ -119,7 +121,10 @@ export async function idempotency({ ctx, meta, path, type, getRawInput, next }: 
   const input = await getRawInput();
   const sender = senderOf(ctx);
   const request = { ctx, meta, input, sender, key, fingerprint: fingerprintOf(path, input, sender) };
-  return meta?.keyInTransaction ? keptInTransaction(request, next) : claimedFirst(request, next);
+  if (meta?.keyInStatement && ctx.db.provider === "postgresql")
+    return keptWithWrites(request, inStatement(request, next));
+  if (meta?.keyInTransaction) return keptWithWrites(request, inTransaction(request, next));
+  return claimedFirst(request, next);
 }
 
 /**
@@ -164,23 +169,48 @@ async function claimedFirst(request: Keyed, next: () => Promise<Result>) {
   throw inFlight();
 }
 
+/**
+ * One run of the procedure with its answer kept by its own writes: its
+ * result, or "taken" when another request holds the key, in which case
+ * nothing was written.
+ */
+type KeepingRun = () => Promise<Result | "taken">;
+
+/**
+ * The procedure's writes and the kept response commit together (meta
+ * `keyInTransaction`, `keyInStatement`): one commit instead of three. A
+ * second request with the key, sent while the first runs, waits for the
+ * first one's commit and then gets its response replayed: never do both
+ * commit. A failure of the procedure writes nothing, and its answer is then
+ * kept as a first request's would be.
+ */
+async function keptWithWrites(request: Keyed, run: KeepingRun) {
+  const { ctx, meta, sender, key } = request;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const result = await run();
+    if (result !== "taken") {
+      if (result.ok) return result;
+      const response = failure(result.error);
+      if (!response) return result;
+      const kept = keptForm(ctx, meta, sender, key, response);
+      if (await store.keepNew(ctx.db, request, kept, ctx.config.idempotency.ttlMs)) return result;
+    }
+    const answer = await answerFromKey(request);
+    if (answer) return answer;
+  }
+  throw inFlight();
+}
+
 /** Rolls the transaction back: with the procedure's failure, or with none when the key was taken. */
 class RollBack {
   constructor(readonly failed?: Result & { ok: false }) {}
 }
 
-/**
- * The procedure's writes and the kept response commit in one transaction
- * (meta `keyInTransaction`): one commit instead of three. A second request
- * with the key, sent while the first runs, waits for the first one's
- * transaction and then gets its response replayed: never do both commit. A
- * failure of the procedure rolls its writes back, and its answer is then
- * kept as a first request's would be.
- */
-async function keptInTransaction(request: Keyed, next: MiddlewareOptions["next"]) {
-  const { ctx, meta, input, sender, key } = request;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    let failed: (Result & { ok: false }) | undefined;
+/** `keyInTransaction`: the kept response is inserted in the transaction the procedure's writes run in. */
+const inTransaction =
+  (request: Keyed, next: MiddlewareOptions["next"]): KeepingRun =>
+  async () => {
+    const { ctx, meta, input, sender, key } = request;
     try {
       return await ctx.db.transaction(async (tx) => {
         const result = await next({ ctx: { db: joined(ctx.db, tx) } });
@@ -191,19 +221,31 @@ async function keptInTransaction(request: Keyed, next: MiddlewareOptions["next"]
       });
     } catch (error) {
       if (!(error instanceof RollBack)) throw error;
-      failed = error.failed;
+      return error.failed ?? "taken";
     }
-    if (failed) {
-      const response = failure(failed.error);
-      if (!response) return failed;
-      const kept = keptForm(ctx, meta, sender, key, response);
-      if (await store.keepNew(ctx.db, request, kept, ctx.config.idempotency.ttlMs)) return failed;
-    }
-    const answer = await answerFromKey(request);
-    if (answer) return answer;
-  }
-  throw inFlight();
-}
+  };
+
+/** What a service throws when its creating statement found the key held. */
+class KeyTaken extends Error {}
+
+/** `keyInStatement`: the procedure's creating statement inserts the kept response itself. */
+const inStatement =
+  (request: Keyed, next: MiddlewareOptions["next"]): KeepingRun =>
+  async () => {
+    const { ctx, meta, input, sender, key } = request;
+    const keyInStatement: KeyInStatement = {
+      columns: (data, now) =>
+        keptColumns(
+          request,
+          keptForm(ctx, meta, sender, key, success(meta as Meta, data, input)),
+          now,
+          ctx.config.idempotency.ttlMs,
+        ),
+      taken: () => new KeyTaken(),
+    };
+    const result = await next({ ctx: { keyInStatement } });
+    return !result.ok && result.error instanceof TRPCError && result.error.cause instanceof KeyTaken ? "taken" : result;
+  };
 
 /** What is kept of a success: its status, Location and body. */
 const success = (meta: Meta, data: unknown, input: unknown) => ({ ...successOf(meta, data, input), body: data });

@@ -16,6 +16,40 @@ export interface KeptRequest {
   response_body: string | null;
 }
 
+/**
+ * A kept key's row as `insertKept` takes it: the response under a key nobody
+ * holds, `now` being when it was made.
+ */
+export type KeptColumns = [
+  sender: string,
+  key: string,
+  fingerprint: string,
+  status: number,
+  headers: string,
+  body: string,
+  now: Date,
+  expiresAt: Date,
+];
+
+/**
+ * The insert that keeps a response under a key not yet taken, or whose time
+ * ran out; a key still held changes no row. Its parameters, `KeptColumns`,
+ * are numbered from `$first`, so that a creating statement can hold it too.
+ */
+export function insertKept(first: number) {
+  const [sender, key, fingerprint, status, headers, body, now, expiresAt] = Array.from(
+    { length: 8 },
+    (_, i) => `$${first + i}`,
+  );
+  return `INSERT INTO idempotency_keys (sender, key, fingerprint, state, response_status, response_headers,
+       response_body, created_at, expires_at)
+     VALUES (${sender}, ${key}, ${fingerprint}, 'done', ${status}, ${headers}, ${body}, ${now}, ${expiresAt})
+     ON CONFLICT (sender, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'done',
+       response_status = excluded.response_status, response_headers = excluded.response_headers,
+       response_body = excluded.response_body, created_at = excluded.created_at, expires_at = excluded.expires_at
+     WHERE idempotency_keys.expires_at <= ${now}`;
+}
+
 const statements = {
   /**
    * Takes the key for a request about to run: a new row, or one whose time
@@ -40,28 +74,7 @@ const statements = {
    * request with the key waits on the first one's uncommitted row, then finds
    * it taken and changes no row.
    */
-  keepNew: statement<
-    unknown,
-    [
-      sender: string,
-      key: string,
-      fingerprint: string,
-      status: number,
-      headers: string,
-      body: string,
-      now: Date,
-      expiresAt: Date,
-    ]
-  >(
-    "idempotency_keep_new",
-    `INSERT INTO idempotency_keys (sender, key, fingerprint, state, response_status, response_headers, response_body,
-       created_at, expires_at)
-     VALUES ($1, $2, $3, 'done', $4, $5, $6, $7, $8)
-     ON CONFLICT (sender, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'done',
-       response_status = excluded.response_status, response_headers = excluded.response_headers,
-       response_body = excluded.response_body, created_at = excluded.created_at, expires_at = excluded.expires_at
-     WHERE idempotency_keys.expires_at <= $7`,
-  ),
+  keepNew: statement<unknown, KeptColumns>("idempotency_keep_new", insertKept(1)),
   find: statement<KeptRequest, [sender: string, key: string]>(
     "idempotency_find",
     `SELECT fingerprint, state, response_status, response_body FROM idempotency_keys
@@ -84,6 +97,20 @@ const statements = {
   purge: statement<unknown, [now: Date]>("idempotency_purge", "DELETE FROM idempotency_keys WHERE expires_at <= $1"),
 };
 
+/** Who holds a key, and for which request. */
+export interface KeyHolder {
+  sender: string;
+  key: string;
+  fingerprint: string;
+}
+
+/** The row `insertKept` writes: `response` kept under the holder's key from `now` for `ttlMs`. */
+export function keptColumns(holder: KeyHolder, response: KeptResponse, now: Date, ttlMs: number): KeptColumns {
+  const { sender, key, fingerprint } = holder;
+  const { status, headers, body } = response;
+  return [sender, key, fingerprint, status, JSON.stringify(headers), body, now, new Date(now.getTime() + ttlMs)];
+}
+
 export const idempotencyStore = {
   async claim(db: Queryable, sender: string, key: string, fingerprint: string, runningFor: number): Promise<boolean> {
     const now = new Date();
@@ -100,22 +127,8 @@ export const idempotencyStore = {
   },
 
   /** Keeps `response` under a key nobody holds; false when the key is taken. */
-  async keepNew(
-    db: Queryable,
-    request: { sender: string; key: string; fingerprint: string },
-    response: KeptResponse,
-    ttlMs: number,
-  ): Promise<boolean> {
-    const { sender, key, fingerprint } = request;
-    const { status, headers, body } = response;
-    const now = new Date();
-    const expiresAt = new Date(now.getTime() + ttlMs);
-    const changed = await db.run(statements.keepNew, [
-      ...([sender, key, fingerprint, status, JSON.stringify(headers), body] as const),
-      now,
-      expiresAt,
-    ]);
-    return changed === 1;
+  async keepNew(db: Queryable, request: KeyHolder, response: KeptResponse, ttlMs: number): Promise<boolean> {
+    return (await db.run(statements.keepNew, keptColumns(request, response, new Date(), ttlMs))) === 1;
   },
 
   release: (db: Queryable, sender: string, key: string) => db.run(statements.release, [sender, key]),

@@ -76,11 +76,12 @@ export const agentsRouter = router({
       location: (agent) => `/agents/${agent.id}`,
       keptInClear: true,
       keyInTransaction: true,
+      keyInStatement: true,
       versioned: true,
     })
     .input(AgentCreate)
     .output(Agent)
-    .mutation(({ ctx, input }) => agentsService.create(ctx.db, input)),
+    .mutation(({ ctx, input }) => agentsService.create(ctx.db, input, ctx.keyInStatement)),
 
   replace: writeProcedure
     .meta({

@@ -1,5 +1,6 @@
 import { statement } from "../db/index.js";
 import { eventsChannel, postgresEventId } from "../events/outbox.js";
+import { insertKept, type KeptColumns } from "../idempotency/store.js";
 import type { AgentOut } from "../schemas/agents.js";
 import type { ListSource } from "./list-statements.js";
 
@@ -29,6 +30,25 @@ export const toAgent = (row: AgentRow): AgentOut => ({
   metadata: JSON.parse(row.metadata),
 });
 
+type CreateColumns = [id: string, name: string, type: string, now: Date, metadata: string, data: string];
+
+/** createAlone's text; `kept` adds the key's row (insertKept from `$7`), on which the agent's insert depends. */
+function createAloneSql(kept: boolean) {
+  const values = "$1, $2, $3, 'idle', $4, $4, 1, $5";
+  return `WITH ${kept ? `kept AS (${insertKept(7)} RETURNING 1),` : ""}
+    agent AS (
+      INSERT INTO agents (id, name, type, status, created_at, updated_at, version, metadata)
+      ${kept ? `SELECT ${values} FROM kept` : `VALUES (${values})`} RETURNING ${agentColumns}),
+    pairs AS (
+      INSERT INTO agent_metadata (agent_id, key, value, created_at)
+      SELECT agent.id, pair.key, pair.value, $4 FROM agent, jsonb_each_text($5::jsonb) AS pair),
+    event AS (
+      INSERT INTO events (id, type, occurred_at, agent_id, task_id, data)
+      SELECT ${postgresEventId("1")}, 'agent.created', $4, agent.id, NULL, $6 FROM agent
+      RETURNING agent_id)
+    SELECT agent.*, pg_notify('${eventsChannel}', event.agent_id) AS notified FROM agent, event`;
+}
+
 /** The agents' statements, shared with the benchmark's query plans. */
 export const agentStatements = {
   get: statement<AgentRow, [id: string]>("agents_get", `SELECT ${agentColumns} FROM agents WHERE id = $1`),
@@ -47,28 +67,20 @@ export const agentStatements = {
      WHERE id = $5 AND version = $6 RETURNING ${agentColumns}`,
   ),
   /**
-   * PostgreSQL: a creation as one statement: the agent, its metadata pairs,
-   * its agent.created event (`$6` its data, `$7` its ordinal in the
-   * transaction, as recordEvents numbers them) and the notification
-   * PostgreSQL sends at commit. On its own it commits by itself: one round
-   * trip, where a transaction takes four or five (BEGIN, the agent, its pairs
-   * if it has metadata, its event, COMMIT).
+   * PostgreSQL: a creation as one statement, which commits by itself: the
+   * agent, its metadata pairs, its agent.created event (`$6` its data, the
+   * first event of its transaction) and the notification PostgreSQL sends at
+   * commit. One round trip, where a transaction takes four or five (BEGIN,
+   * the agent, its pairs if it has metadata, its event, COMMIT).
    */
-  createAlone: statement<
-    AgentRow,
-    [id: string, name: string, type: string, now: Date, metadata: string, data: string, ordinal: number]
-  >("agents_create_alone", {
-    postgresql: `WITH agent AS (
-          INSERT INTO agents (id, name, type, status, created_at, updated_at, version, metadata)
-          VALUES ($1, $2, $3, 'idle', $4, $4, 1, $5) RETURNING ${agentColumns}),
-        pairs AS (
-          INSERT INTO agent_metadata (agent_id, key, value, created_at)
-          SELECT agent.id, pair.key, pair.value, $4 FROM agent, jsonb_each_text($5::jsonb) AS pair),
-        event AS (
-          INSERT INTO events (id, type, occurred_at, agent_id, task_id, data)
-          SELECT ${postgresEventId("$7")}, 'agent.created', $4, agent.id, NULL, $6 FROM agent
-          RETURNING agent_id)
-        SELECT agent.*, pg_notify('${eventsChannel}', event.agent_id) AS notified FROM agent, event`,
+  createAlone: statement<AgentRow, CreateColumns>("agents_create_alone", { postgresql: createAloneSql(false) }),
+  /**
+   * The same, with the response kept for its Idempotency-Key (`$7`–`$14`,
+   * src/idempotency/in-statement.ts): the agent is written only if the key
+   * is, so a key held by another request gives no row and creates nothing.
+   */
+  createAloneKept: statement<AgentRow, [...CreateColumns, ...KeptColumns]>("agents_create_alone_kept", {
+    postgresql: createAloneSql(true),
   }),
   /** The pairs of a metadata JSON text, one row each, for filtered lists (created_at copied from the agent). */
   insertPairs: statement<unknown, [agentId: string, createdAt: Date, metadata: string]>("agent_metadata_insert", {

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { Database, Queryable } from "../db/index.js";
+import type { Database } from "../db/index.js";
 import { notFound } from "../errors.js";
 import { recordEvents } from "../events/outbox.js";
 import type { EventData } from "../events/types.js";
+import type { KeyInStatement } from "../idempotency/in-statement.js";
 import type { AgentCreateInput, AgentListInput, AgentOut, AgentUpdateBody } from "../schemas/agents.js";
 import { isUuid } from "../schemas/common.js";
 import type { Page } from "../schemas/lists.js";
@@ -28,13 +29,18 @@ export { toAgent };
 export const agentNotFound = () => notFound("Agent");
 
 /**
- * A creation on PostgreSQL: one statement (`createAlone`), whose event
- * carries the agent as it is written, every value of which is known before
- * the insert. Outside a transaction it commits by itself, its event the first
- * of its own; inside one (an Idempotency-Key's), it takes the transaction's
- * next event number.
+ * A creation on PostgreSQL: one statement (`createAlone`), which commits by
+ * itself, and whose event carries the agent as it is written, every value of
+ * which is known before the insert. With `key`, the same statement keeps the
+ * answer for its Idempotency-Key.
  */
-async function createAlone(db: Database, input: AgentCreateInput, now: Date, metadata: string): Promise<AgentOut> {
+async function createAlone(
+  db: Database,
+  input: AgentCreateInput,
+  now: Date,
+  metadata: string,
+  key: KeyInStatement | undefined,
+): Promise<AgentOut> {
   const id = randomUUID();
   const created = now.toISOString();
   const { name, type } = input;
@@ -49,13 +55,15 @@ async function createAlone(db: Database, input: AgentCreateInput, now: Date, met
     metadata,
   });
   const data = JSON.stringify({ agent } satisfies EventData);
-  const write = (on: Queryable, ordinal: number) =>
-    on.get(agentStatements.createAlone, [id, name, type, now, metadata, data, ordinal]);
-  const written = db.inTransaction
-    ? await db.transaction((tx) => write(tx, tx.reserveOrdinals(1)))
-    : await write(db, 1);
-  if (!written) throw new Error("The insert returned no row");
-  return toAgent(written);
+  const written = key
+    ? await db.get(agentStatements.createAloneKept, [id, name, type, now, metadata, data, ...key.columns(agent, now)])
+    : await db.get(agentStatements.createAlone, [id, name, type, now, metadata, data]);
+  if (!written) {
+    if (key) throw key.taken();
+    throw new Error("The insert returned no row");
+  }
+  // The answer is the agent the key kept, value for value.
+  return agent;
 }
 
 const updatable = ["name", "type", "status", "metadata"] as const;
@@ -76,10 +84,15 @@ export const agentsService = {
     return toAgent(row);
   },
 
-  async create(db: Database, input: AgentCreateInput): Promise<AgentOut> {
+  /**
+   * `key`, on PostgreSQL: the Idempotency-Key whose answer the creating
+   * statement keeps (meta `keyInStatement`); on SQLite the key is kept in the
+   * creation's transaction instead.
+   */
+  async create(db: Database, input: AgentCreateInput, key?: KeyInStatement): Promise<AgentOut> {
     const now = new Date();
     const metadata = JSON.stringify(input.metadata ?? {});
-    if (db.provider === "postgresql") return createAlone(db, input, now, metadata);
+    if (db.provider === "postgresql") return createAlone(db, input, now, metadata, key);
     return db.transaction(async (tx) => {
       const row = await tx.get(agentStatements.insert, [randomUUID(), input.name, input.type, now, metadata]);
       if (!row) throw new Error("The insert returned no row");

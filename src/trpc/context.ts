@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Principal } from "../auth/authorize.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/index.js";
+import type { KeyInStatement } from "../idempotency/in-statement.js";
 import type { Logger } from "../logger.js";
 
 /** What every procedure may use; built once per app, extended per request. */
@@ -21,6 +22,8 @@ export interface Context extends AppDeps {
   principal: Principal;
   /** REST only: the versions `If-Match` accepts (SPEC §13.2); undefined when it is absent or `*`. */
   ifMatch?: readonly number[];
+  /** An Idempotency-Key the procedure's creating statement keeps (meta `keyInStatement`, PostgreSQL). */
+  keyInStatement?: KeyInStatement;
   /** Set by a list procedure: over REST its page's next cursor and total become `Link` and `X-Total-Count`. */
   page?: PageHeaders;
 }

@@ -64,6 +64,13 @@ export type ProcedureMeta = {
    * runs, waits for it and gets its response replayed instead of 409.
    */
   keyInTransaction?: true;
+  /**
+   * On PostgreSQL the procedure's one creating statement also keeps the
+   * response for an Idempotency-Key (ctx.keyInStatement, which it passes to
+   * its service: src/idempotency/in-statement.ts); on SQLite
+   * `keyInTransaction` applies.
+   */
+  keyInStatement?: true;
   /** Set by readProcedure/writeProcedure/userProcedure: what AUTH_POLICY asks of the operation. */
   access?: Access;
   /**
