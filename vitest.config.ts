@@ -17,8 +17,11 @@ export default defineConfig({
     // the CPU, so four workers finish the suite in less than half the time of
     // the default (one fewer than the cores: a single worker on two cores).
     maxWorkers: 4,
-    testTimeout: 20_000,
-    hookTimeout: 60_000,
+    // A guard against a hung test, not a measure (bounds a test asserts are
+    // its own): on a slower or shared host the process tests and the
+    // thousands of requests some tests send take 2–3× their usual time.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
     projects: browser
       ? [{ extends: true, test: { name: "browser", include: ["test/browser/**/*.test.ts"] } }]
       : [
