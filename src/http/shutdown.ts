@@ -1,16 +1,23 @@
 import type { Server, ServerResponse } from "node:http";
 import { Server as NetServer } from "node:net";
+import { acceptQueueLength } from "./accept-queue.js";
 
 /** After the last in-flight response, idle connections get this long before they are closed. */
 const idleLingerMs = 250;
 /** How long the listener stays open after the signal, taking the connections already queued. */
 const listenerLingerMs = 1000;
+/** How often, past that second, the kernel's accept queue is looked at until it is empty. */
+const acceptQueueCheckMs = 20;
 
 /**
  * Graceful shutdown of an HTTP server, installed when it is created so it
  * knows every response in flight. `drain()`:
- * - closes the listener a second later, once the connections already queued
- *   are taken: a new connection is then refused, never accepted and reset;
+ * - closes the listener a second later, once the kernel's accept queue is
+ *   empty (Linux; elsewhere after that second): every connection a client
+ *   opened before is taken, and a new one is then refused, never accepted
+ *   and reset. A busy process takes one connection per turn of its loop, so
+ *   hundreds opened in a burst can wait there past that second; the
+ *   listener waits for them at most half of `graceMs`;
  * - lets every request already received finish, on every connection, and
  *   answers each with `Connection: close`, so its client does not send the
  *   next request on a connection about to close;
@@ -58,15 +65,20 @@ export function gracefulShutdown(server: Server) {
         // accept queue (a busy process takes them when it gets to it), and closing the listener would
         // reset them along with the requests already sent on them. Meanwhile /readyz says 503, so a
         // load balancer stops sending new ones, and what still comes is answered with Connection: close.
-        setTimeout(
-          () =>
-            NetServer.prototype.close.call(server, () => {
-              clearTimeout(forced);
-              clearTimeout(linger);
-              resolve();
-            }),
-          Math.min(listenerLingerMs, graceMs),
-        );
+        const closeListener = () =>
+          NetServer.prototype.close.call(server, () => {
+            clearTimeout(forced);
+            clearTimeout(linger);
+            resolve();
+          });
+        const earliest = Math.min(listenerLingerMs, graceMs);
+        const latest = performance.now() + Math.max(earliest, graceMs / 2);
+        const closeOnceTaken = () => {
+          if ((acceptQueueLength(server) ?? 0) > 0 && performance.now() < latest) {
+            setTimeout(closeOnceTaken, acceptQueueCheckMs);
+          } else closeListener();
+        };
+        setTimeout(closeOnceTaken, earliest);
         if (inFlight.size === 0) onQuiet();
       });
     },
