@@ -170,6 +170,48 @@ function loopTurn(onEnd: () => void) {
   };
 }
 
+/** How long the window is over which the pace at which slots free is measured. */
+const paceWindowMs = 100;
+/** Slots freed in a window below which its pace is too uncertain to refuse on. */
+const paceMinReleases = 10;
+/**
+ * The share of `maxQueueMs` a request may expect to wait and still join the
+ * line. The pace varies (a database's latency does), so a request expected
+ * just within `maxQueueMs` often waits longer and is refused after all.
+ */
+const expectedWaitShare = 0.5;
+
+/**
+ * The pace at which slots free, measured over the last full window of
+ * `paceWindowMs`: how long the k-th request in line can expect to wait
+ * (k releases). Unknown (0) while slots free too rarely to tell: a slot
+ * held by a slow request says nothing of when the next one frees.
+ */
+function releasePace() {
+  let windowStart = performance.now();
+  let releases = 0;
+  let perMs = 0;
+  const roll = (now: number) => {
+    const elapsed = now - windowStart;
+    if (elapsed < paceWindowMs) return;
+    // A window with no request at all (an idle service) leaves no measure behind it.
+    perMs = releases >= paceMinReleases && elapsed < 2 * paceWindowMs ? releases / elapsed : 0;
+    windowStart = now;
+    releases = 0;
+  };
+  return {
+    released() {
+      roll(performance.now());
+      releases++;
+    },
+    /** The expected wait of the k-th request in line, in ms; 0 when unknown. */
+    expectedWaitMs(k: number): number {
+      roll(performance.now());
+      return perMs > 0 ? k / perMs : 0;
+    },
+  };
+}
+
 /**
  * Slots per process when MAX_IN_FLIGHT is unset. PostgreSQL: twice pg's
  * default pool of 10, so a connection is never idle while a request is
@@ -207,7 +249,11 @@ interface Waiter {
  * `maxInFlight` slots is free and the loop's turn has time left (`loopTurn`),
  * else waits in line at most `maxQueueMs` (and
  * behind at most `maxQueued` others); otherwise, or when a flood saturates
- * the event loop, or when it lags, it is refused with 503 + Retry-After. The
+ * the event loop, or when it lags, it is refused with 503 + Retry-After.
+ * Under sustained overload, a request whose place in line would take longer
+ * than `maxQueueMs` at the pace slots free is refused at once instead of
+ * after that wait (`releasePace`): a refusal is then quick, and the wait
+ * spared goes to requests that can be served. The
  * slots are sized to what the database can do at once, so admitted requests
  * keep a bounded latency under overload and the excess is told at once to
  * come back later, instead of everyone waiting longer and longer.
@@ -225,12 +271,14 @@ export function admission(limits: LoadLimits, provider: Provider) {
   // Without a queue to wait in, a request is never held back for a later turn.
   const turnAllows = () => limits.maxQueueMs === 0 || !flood.manyBusyConnections() || turn.allows();
 
+  const pace = releasePace();
   const enter = (res: ServerResponse) => {
     inFlight++;
     res.once("close", release);
   };
   function release() {
     inFlight--;
+    pace.released();
     serveWaiters();
   }
   /** Free slots go to the longest waiters still there, while this turn has time left. */
@@ -265,6 +313,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
         return undefined;
       }
       if (line.length >= limits.maxQueued || limits.maxQueueMs === 0) return shed();
+      if (pace.expectedWaitMs(line.length + 1) > limits.maxQueueMs * expectedWaitShare) return shed();
       return wait(res);
     },
     /**
