@@ -33,10 +33,13 @@ export default class FiguresReporter implements Reporter {
     ]);
     const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
     const line = (c: string[]) => `| ${c.map((text, i) => text.padEnd(widths[i] as number)).join(" | ")} |`;
-    const table = [line(header), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
+    const rule = line(widths.map((w) => "-".repeat(w)));
+    const table = [line(header), rule, ...cells.map(line)].join("\n");
     const minutes = ((Date.now() - this.started) / 60_000).toFixed(1);
-    const failed = rows.filter((r) => r.pass === false).length;
-    const summary = `${rows.length} figures, ${failed} bound(s) missed, ${minutes} min; seed ${seed} (CHAOS_SEED); service logs in ${logDir}`;
+    const failed = cells.filter((c) => c[5] === "FAIL");
+    // The missed bounds again under the table, where a log cut to its last lines still shows them.
+    const missed = failed.length > 0 ? `Missed:\n\n${[line(header), rule, ...failed.map(line)].join("\n")}\n\n` : "";
+    const summary = `${missed}${rows.length} figures, ${failed.length} bound(s) missed, ${minutes} min; seed ${seed} (CHAOS_SEED); service logs in ${logDir}`;
     mkdirSync(logDir, { recursive: true });
     writeFileSync(join(logDir, "figures.md"), `${table}\n\n${summary}\n`);
     process.stdout.write(`\nChaos figures\n\n${table}\n\n${summary}\n`);
