@@ -64,49 +64,6 @@ describe("admission", () => {
     expect((await waiting).status).toBe(200);
   });
 
-  it("under sustained overload, a request that would wait past MAX_QUEUE_MS at the pace slots free is refused at once, not after waiting", async () => {
-    // 200 clients, each sending its next request as soon as it is answered, on one slot: each
-    // would wait for about 199 others to be served, far more than 50 ms. Event-loop lag is not
-    // a reason to refuse here, and 200 connections are too few to count as a flood, so a
-    // refusal is either this one or the wait of MAX_QUEUE_MS running out.
-    const maxQueueMs = 50;
-    app = await startTestApp({
-      MAX_IN_FLIGHT: "1",
-      MAX_QUEUED: "10000",
-      MAX_QUEUE_MS: String(maxQueueMs),
-      MAX_EVENT_LOOP_DELAY_MS: "60000",
-    });
-    const served = app;
-    // Pages of 200 agents: each request holds the slot for a millisecond or more.
-    for (let i = 0; i < 200; i++) {
-      expect(
-        (await served.request("/agents", { method: "POST", json: { name: `a${i}`, type: "worker" } })).status,
-      ).toBe(201);
-    }
-    const statuses: number[] = [];
-    const until = performance.now() + 2500;
-    await Promise.all(
-      Array.from({ length: 200 }, async () => {
-        while (performance.now() < until) {
-          const res = await served.request("/agents?limit=200");
-          await res.arrayBuffer();
-          statuses.push(res.status);
-        }
-      }),
-    );
-    expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
-    expect(statuses.filter((status) => status === 200).length).toBeGreaterThan(0);
-
-    // How long each refusal took in the service, from its access log.
-    const refusals = served.logs
-      .filter((line) => line.msg === "request" && line.path === "/agents" && line.status === 503)
-      .map((line) => Number(line.duration_ms));
-    expect(refusals.length).toBeGreaterThan(0);
-    const atOnce = refusals.filter((ms) => ms < maxQueueMs / 4).length;
-    // Most are told at once; only a request whose expected wait was misjudged waits MAX_QUEUE_MS.
-    expect(atOnce).toBeGreaterThan(refusals.length / 2);
-  });
-
   it("a lease long poll waits without holding a slot, bounded by MAX_LONG_POLLS", async () => {
     app = await startTestApp({ MAX_IN_FLIGHT: "1", MAX_QUEUED: "0", MAX_LONG_POLLS: "1" });
     const agent = await runningAgent(app);
