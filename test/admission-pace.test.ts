@@ -6,12 +6,12 @@ import { admission } from "../src/http/middleware/admission.js";
 // Under a crowd's sustained overload, a request whose place in line would
 // take too long at the pace slots free is refused as it arrives, instead of
 // after waiting MAX_QUEUE_MS. The admission runs in a real HTTP server whose
-// requests each hold their slot 5 ms (a timer, so the pace does not depend
+// requests each hold their slot 5 ms (a timer, so the pace depends little
 // on this machine's speed): one slot serves about 200 a second.
 
-const maxQueueMs = 200;
+const maxQueueMs = 1000;
 const holdMs = 5;
-const clients = 100;
+const clients = 200;
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -37,7 +37,7 @@ function get(port: number, agent: Agent): Promise<{ status: number; ms: number }
 
 describe("admission under a crowd's sustained overload", () => {
   it("refuses at once a request whose place in line would take more than half of MAX_QUEUE_MS, and serves the rest of the line", async () => {
-    // Event-loop lag is not a reason to refuse here, and 100 connections are too few to count as
+    // Event-loop lag is not a reason to refuse here, and 200 connections are too few to count as
     // a flood: a refusal is either the one on the expected wait or the wait running out.
     const door = admission(
       { maxInFlight: 1, maxQueued: 10_000, maxQueueMs, maxEventLoopDelayMs: 60_000, maxLongPolls: 1 },
@@ -54,8 +54,10 @@ describe("admission under a crowd's sustained overload", () => {
     await new Promise<void>((resolve) => listening.listen(0, "127.0.0.1", resolve));
     const { port } = listening.address() as AddressInfo;
 
-    // Each client sends its next request as soon as it is answered: the line holds up to 99,
-    // about 500 ms of work; half of MAX_QUEUE_MS is 20 places.
+    // Each client sends its next request as soon as it is answered: the line holds up to 199,
+    // about 1 s of work or more; half of MAX_QUEUE_MS is about 100 places, fewer when the
+    // timers run late on a busy machine. The first 32 are never refused on the estimate; they
+    // wait about 160 ms, well within MAX_QUEUE_MS even on a machine three times as busy.
     const agent = new Agent({ keepAlive: true, maxSockets: clients });
     const answers: { status: number; ms: number }[] = [];
     const until = performance.now() + 3000;
@@ -73,7 +75,7 @@ describe("admission under a crowd's sustained overload", () => {
     expect(refused.length).toBeGreaterThan(100);
     // Refused as they arrived: without the estimate every refusal waits MAX_QUEUE_MS first.
     const atOnce = refused.filter((a) => a.ms < maxQueueMs / 4).length;
-    expect(atOnce).toBeGreaterThan(refused.length * 0.9);
+    expect(atOnce).toBeGreaterThan(refused.length * 0.8);
     // And the line it keeps is served: the places it admits are worth their wait.
     const servedInTime = served.filter((a) => a.ms < maxQueueMs).length;
     expect(servedInTime).toBeGreaterThan(served.length * 0.9);
