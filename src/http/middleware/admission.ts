@@ -208,7 +208,9 @@ function linePace() {
     if (elapsed < paceWindowMs) return;
     // A window with no request at all (an idle service) leaves no measure behind it.
     const measured = releases >= paceMinReleases && elapsed < 2 * paceWindowMs;
-    perMs = !measured ? 0 : perMs > 0 ? (perMs + releases / elapsed) / 2 : releases / elapsed;
+    const latest = releases / elapsed;
+    if (!measured) perMs = 0;
+    else perMs = perMs > 0 ? (perMs + latest) / 2 : latest;
     windowStart = now;
     releases = 0;
   };
@@ -286,6 +288,8 @@ export function admission(limits: LoadLimits, provider: Provider) {
   const turnAllows = () => limits.maxQueueMs === 0 || !flood.manyBusyConnections() || turn.allows();
 
   const pace = linePace();
+  /** In a crowded line, a request expected to wait longer than this is refused at once. */
+  const crowdedMaxWaitMs = limits.maxQueueMs * expectedWaitShare;
   const enter = (res: ServerResponse) => {
     inFlight++;
     res.once("close", release);
@@ -327,9 +331,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
         return undefined;
       }
       if (line.length >= limits.maxQueued || limits.maxQueueMs === 0) return shed();
-      if (line.length >= crowdedLine && pace.expectedWaitMs(line.length + 1) > limits.maxQueueMs * expectedWaitShare) {
-        return shed();
-      }
+      if (line.length >= crowdedLine && pace.expectedWaitMs(line.length + 1) > crowdedMaxWaitMs) return shed();
       return wait(res);
     },
     /**
