@@ -3,7 +3,7 @@
 // come from the router itself.
 // Run: API_URL=http://127.0.0.1:8000 npx tsx examples/trpc-client.ts
 import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
-import type { AppRouter } from "../src/routers/index.js";
+import type { AppRouter } from "../src/modules/index.js";
 
 const api = createTRPCClient<AppRouter>({
   links: [httpBatchLink({ url: `${process.env.API_URL ?? "http://127.0.0.1:8000"}/trpc` })],

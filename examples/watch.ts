@@ -6,7 +6,7 @@
 // after it, and the same COUNT again through tRPC, resumed from the same point (COUNT: default 2).
 import { createTRPCClient, httpSubscriptionLink } from "@trpc/client";
 import { EventSource } from "eventsource";
-import type { AppRouter } from "../src/routers/index.js";
+import type { AppRouter } from "../src/modules/index.js";
 
 const api = process.env.API_URL ?? "http://127.0.0.1:8000";
 const agentId = process.env.AGENT_ID ?? "";

@@ -4,7 +4,7 @@
 // Run: API_URL=http://127.0.0.1:8000 AGENT_ID=… npx tsx examples/worker.ts
 import { setTimeout as sleep } from "node:timers/promises";
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
-import type { AppRouter } from "../src/routers/index.js";
+import type { AppRouter } from "../src/modules/index.js";
 
 // httpLink, not httpBatchLink: a long poll must not hold other calls back.
 const api = createTRPCClient<AppRouter>({

@@ -1,5 +1,5 @@
 import cluster from "node:cluster";
-import { shareCountsWithWorkers } from "./limits/cluster.js";
+import { shareCountsWithWorkers } from "./limits/cluster-counts.js";
 import type { Logger } from "./logger.js";
 
 /**

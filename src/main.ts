@@ -6,7 +6,7 @@ import type { Database } from "./db/index.js";
 import { createHttpServer } from "./http/server.js";
 import { gracefulShutdown } from "./http/shutdown.js";
 import { createLogger } from "./logger.js";
-import { listenStartupError } from "./startup-errors.js";
+import { listenStartupError } from "./startup-error.js";
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -23,10 +23,10 @@ async function main() {
   const { createApp } = await import("./app.js");
   const { connectDatabase } = await import("./db/index.js");
   const { connectMigrated } = await import("./db/migrations.js");
-  const { seedSampleData } = await import("./data/importer/seed.js");
-  const { startSettler } = await import("./leases/settler.js");
-  const { startWebhookDelivery } = await import("./webhooks/delivery.js");
-  const { startEventPurger } = await import("./events/purge.js");
+  const { seedSampleData } = await import("./modules/data/importer/seed.js");
+  const { startSettler } = await import("./modules/leases/settler.js");
+  const { startWebhookDelivery } = await import("./modules/webhooks/delivery/start.js");
+  const { startEventPurger } = await import("./modules/events/purge.js");
   const { startIdempotencyPurge } = await import("./idempotency/purge.js");
   const logger = createLogger(config.logLevel);
 

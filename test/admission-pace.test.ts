@@ -1,7 +1,7 @@
 import { Agent, createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { admission } from "../src/http/middleware/admission.js";
+import { admission } from "../src/http/guards/admission.js";
 
 // Under a crowd's sustained overload, a request whose place in line would
 // take too long at the pace slots free is refused as it arrives, instead of

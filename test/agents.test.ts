@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AgentOut } from "../src/schemas/agents.js";
+import type { AgentOut } from "../src/modules/agents/schemas.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent } from "./helpers/factories.js";
 

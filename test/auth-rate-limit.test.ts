@@ -3,9 +3,9 @@
 // looser bounds per account and per address. Across processes:
 // limits-processes.test.ts.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { LoginThrottle, loginLimits } from "../src/auth/login-throttle.js";
 import type { AppError } from "../src/errors.js";
-import { counterStore } from "../src/limits/store.js";
+import { counterStore } from "../src/limits/counter-store.js";
+import { LoginThrottle, loginLimits } from "../src/modules/auth/login-throttle.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createUser, requestToken, type TestUser } from "./helpers/auth.js";
 import { createTestDatabase, testProvider } from "./helpers/databases.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { importDirectory } from "../src/data/importer/importer.js";
+import { importDirectory } from "../src/modules/data/importer/importer.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { csvDir, get } from "./helpers/data.js";
 

@@ -3,12 +3,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { connectDatabase, type Database, isDatabaseUnavailable, sqlitePath, statement } from "../src/db/index.js";
-import { eventsChannel, recordEvents } from "../src/events/outbox.js";
-import { agentStatements } from "../src/services/agent-rows.js";
-import { agentsService } from "../src/services/agents.js";
-import { tasksService } from "../src/services/tasks.js";
-import { deliveriesChannel } from "../src/webhooks/delivery-rows.js";
-import { feedChannel } from "../src/webhooks/webhook-rows.js";
+import { agentsService } from "../src/modules/agents/service.js";
+import { agentStatements } from "../src/modules/agents/sql.js";
+import { eventsChannel, recordEvents } from "../src/modules/events/outbox.js";
+import { tasksService } from "../src/modules/tasks/service.js";
+import { deliveriesChannel } from "../src/modules/webhooks/delivery-sql.js";
+import { feedChannel } from "../src/modules/webhooks/sql.js";
 import { createTestDatabase, type TestDatabase, testProvider } from "./helpers/databases.js";
 
 let database: TestDatabase;

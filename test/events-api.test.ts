@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventLogHead } from "../src/events/read.js";
-import type { EventOut } from "../src/schemas/events.js";
+import type { EventOut } from "../src/modules/events/schemas.js";
+import { eventLogHead } from "../src/modules/events/sql.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { testProvider } from "./helpers/databases.js";
 import { createAgent, createTask } from "./helpers/factories.js";

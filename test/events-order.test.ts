@@ -3,11 +3,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { connectDatabase, type Database } from "../src/db/index.js";
-import { recordEvents } from "../src/events/outbox.js";
-import { eventLogHead, readEvents } from "../src/events/read.js";
-import type { AgentOut } from "../src/schemas/agents.js";
-import { agentsService } from "../src/services/agents.js";
-import { tasksService } from "../src/services/tasks.js";
+import type { AgentOut } from "../src/modules/agents/schemas.js";
+import { agentsService } from "../src/modules/agents/service.js";
+import { recordEvents } from "../src/modules/events/outbox.js";
+import { eventLogHead, readEvents } from "../src/modules/events/sql.js";
+import { tasksService } from "../src/modules/tasks/service.js";
 import { createTestDatabase, postgresAdminUrl, type TestDatabase, testProvider } from "./helpers/databases.js";
 
 // The reader and two writers each have their own connections (on PostgreSQL,

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { statement } from "../src/db/index.js";
-import { ordinalsPerTransaction } from "../src/events/outbox.js";
-import { eventLogHead, readEvents } from "../src/events/read.js";
-import type { AgentOut } from "../src/schemas/agents.js";
-import type { TaskOut } from "../src/schemas/tasks.js";
+import type { AgentOut } from "../src/modules/agents/schemas.js";
+import { ordinalsPerTransaction } from "../src/modules/events/outbox.js";
+import { eventLogHead, readEvents } from "../src/modules/events/sql.js";
+import type { TaskOut } from "../src/modules/tasks/schemas.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { testProvider } from "./helpers/databases.js";
 import { createAgent, createTask } from "./helpers/factories.js";

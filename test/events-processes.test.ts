@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { AgentOut } from "../src/schemas/agents.js";
-import type { EventOut } from "../src/schemas/events.js";
-import type { TaskOut } from "../src/schemas/tasks.js";
+import type { AgentOut } from "../src/modules/agents/schemas.js";
+import type { EventOut } from "../src/modules/events/schemas.js";
+import type { TaskOut } from "../src/modules/tasks/schemas.js";
 import { testProvider } from "./helpers/databases.js";
 import { call, type ServiceProcess, servicesOnTestDatabase } from "./helpers/service.js";
 import { isEvent, openStream, type SseMessage } from "./helpers/sse.js";

@@ -1,8 +1,8 @@
 import { createTRPCClient, httpLink } from "@trpc/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AppRouter } from "../src/routers/index.js";
-import type { LeaseOut } from "../src/schemas/leases.js";
-import type { TaskOut } from "../src/schemas/tasks.js";
+import type { AppRouter } from "../src/modules/index.js";
+import type { LeaseOut } from "../src/modules/leases/schemas.js";
+import type { TaskOut } from "../src/modules/tasks/schemas.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createTask } from "./helpers/factories.js";
 import { eventLog, getTask, leasePath, runningAgent, send, takeLease, taskPath } from "./helpers/leases.js";

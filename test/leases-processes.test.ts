@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { AgentOut } from "../src/schemas/agents.js";
-import type { LeaseOut } from "../src/schemas/leases.js";
-import type { TaskOut } from "../src/schemas/tasks.js";
+import type { AgentOut } from "../src/modules/agents/schemas.js";
+import type { LeaseOut } from "../src/modules/leases/schemas.js";
+import type { TaskOut } from "../src/modules/tasks/schemas.js";
 import { call, type ServiceProcess, servicesOnTestDatabase } from "./helpers/service.js";
 
 // Leases across real processes (SPEC §11.2, §11.5): two service instances on one

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectDatabase, type Database } from "../src/db/index.js";
-import { startSettler } from "../src/leases/settler.js";
 import { createLogger } from "../src/logger.js";
-import type { TaskOut } from "../src/schemas/tasks.js";
+import { startSettler } from "../src/modules/leases/settler.js";
+import type { TaskOut } from "../src/modules/tasks/schemas.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createTask } from "./helpers/factories.js";
 import { eventLog, eventually, getTask, runningAgent, send, takeLease, taskPath } from "./helpers/leases.js";

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LeaseOut } from "../src/schemas/leases.js";
-import type { TaskOut } from "../src/schemas/tasks.js";
+import type { LeaseOut } from "../src/modules/leases/schemas.js";
+import type { TaskOut } from "../src/modules/tasks/schemas.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createTask } from "./helpers/factories.js";
 import { type Answer, getTask, leasePath, runningAgent, send, takeLease } from "./helpers/leases.js";

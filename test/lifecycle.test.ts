@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AgentOut } from "../src/schemas/agents.js";
-import type { TaskOut } from "../src/schemas/tasks.js";
+import type { AgentOut } from "../src/modules/agents/schemas.js";
+import type { TaskOut } from "../src/modules/tasks/schemas.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { testProvider } from "./helpers/databases.js";
 import { createAgent, createTask } from "./helpers/factories.js";

@@ -4,7 +4,7 @@
 // so the cluster's round-robin hands them to both workers in turn.
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { usersService } from "../src/services/users.js";
+import { usersService } from "../src/modules/auth/users.js";
 import { createTestDatabase, type TestDatabase, testProvider } from "./helpers/databases.js";
 import { type ServiceProcess, startService } from "./helpers/service.js";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statement } from "../src/db/index.js";
-import type { AgentOut } from "../src/schemas/agents.js";
-import type { TaskOut } from "../src/schemas/tasks.js";
+import type { AgentOut } from "../src/modules/agents/schemas.js";
+import type { TaskOut } from "../src/modules/tasks/schemas.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent, createTask } from "./helpers/factories.js";
 

@@ -8,9 +8,9 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectDatabase, sqlitePath } from "../src/db/index.js";
 import { migrateDatabase } from "../src/db/migrations.js";
-import { readEvents } from "../src/events/read.js";
-import { agentsService } from "../src/services/agents.js";
-import { tasksService } from "../src/services/tasks.js";
+import { agentsService } from "../src/modules/agents/service.js";
+import { readEvents } from "../src/modules/events/sql.js";
+import { tasksService } from "../src/modules/tasks/service.js";
 import { createEmptyDatabase, testProvider } from "./helpers/databases.js";
 
 const run = promisify(execFile);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TaskOut } from "../src/schemas/tasks.js";
+import type { TaskOut } from "../src/modules/tasks/schemas.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent, createTask } from "./helpers/factories.js";
 

@@ -1,7 +1,7 @@
 import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FieldIssue } from "../src/errors.js";
-import type { AppRouter } from "../src/routers/index.js";
+import type { AppRouter } from "../src/modules/index.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent } from "./helpers/factories.js";
 

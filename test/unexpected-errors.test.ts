@@ -1,6 +1,6 @@
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AppRouter } from "../src/routers/index.js";
+import type { AppRouter } from "../src/modules/index.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 
 // A database that lost its tables: every query fails in the database, for real.

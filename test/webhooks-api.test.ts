@@ -2,7 +2,7 @@ import createClient from "openapi-fetch";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { paths } from "../generated/openapi.js";
 import { fingerprintOf } from "../src/idempotency/key.js";
-import { idempotencyStore } from "../src/idempotency/store.js";
+import { idempotencyStore } from "../src/idempotency/sql.js";
 import type { TestApp } from "./helpers/app.js";
 import { createAgent } from "./helpers/factories.js";
 import { type OpenApiDocument, responseRecorder } from "./helpers/openapi-responses.js";

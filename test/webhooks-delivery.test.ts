@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readEvents } from "../src/events/read.js";
-import { eventTypes } from "../src/events/types.js";
+import { readEvents } from "../src/modules/events/sql.js";
+import { eventTypes } from "../src/modules/events/types.js";
 import type { TestApp } from "./helpers/app.js";
 import { createAgent, createTask } from "./helpers/factories.js";
 import { type Receiver, startReceiver } from "./helpers/webhook-receiver.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createLimiter } from "../src/webhooks/limiter.js";
+import { createLimiter } from "../src/modules/webhooks/delivery/limiter.js";
 
 /** A promise the test settles when it chooses: a task that runs until then. */
 function gate() {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createAttemptRate } from "../src/webhooks/rate.js";
+import { createAttemptRate } from "../src/modules/webhooks/delivery/attempt-rate.js";
 
 describe("the attempt rate", () => {
   afterEach(() => {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { purgeEvents } from "../src/events/purge.js";
-import { feedCursor } from "../src/webhooks/webhook-rows.js";
+import { purgeEvents } from "../src/modules/events/purge.js";
+import { feedCursor } from "../src/modules/webhooks/sql.js";
 import { testProvider } from "./helpers/databases.js";
 import { createAgent } from "./helpers/factories.js";
 import { startReceiver } from "./helpers/webhook-receiver.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
-import { nextAttemptAt, shouldDisable } from "../src/webhooks/schedule.js";
+import { nextAttemptAt, shouldDisable } from "../src/modules/webhooks/delivery/retry-schedule.js";
 
 const failedAt = new Date("2026-11-25T22:00:00.000Z");
 const defaults = loadConfig({}).webhooks;

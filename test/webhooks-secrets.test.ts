@@ -5,8 +5,13 @@ import { join, resolve } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
-import { createSecretsCipher, generateSecret, SecretDecryptionError, secretKeyBytes } from "../src/webhooks/secrets.js";
-import { keyFilePath, readOrCreateKeyFile, secretsKeyMaterial } from "../src/webhooks/secrets-key.js";
+import {
+  createSecretsCipher,
+  generateSecret,
+  SecretDecryptionError,
+  secretKeyBytes,
+} from "../src/modules/webhooks/secrets.js";
+import { keyFilePath, readOrCreateKeyFile, secretsKeyMaterial } from "../src/secrets/key-material.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "webhook-secrets-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -137,7 +142,7 @@ describe("the key webhook secrets are encrypted under", () => {
 
   it("is one key when several processes create the file at once", { timeout: 60_000 }, async () => {
     const path = join(scratch, "race", "webhook-secrets.key");
-    const script = `import { readOrCreateKeyFile } from ${JSON.stringify(resolve("src/webhooks/secrets-key.ts"))};
+    const script = `import { readOrCreateKeyFile } from ${JSON.stringify(resolve("src/secrets/key-material.ts"))};
       process.stdout.write(readOrCreateKeyFile(${JSON.stringify(path)}).toString("base64"));`;
     const keys = await Promise.all(
       Array.from(

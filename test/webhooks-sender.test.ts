@@ -8,10 +8,10 @@ import { join } from "node:path";
 import type { TLSSocket } from "node:tls";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { generateSecret } from "../src/webhooks/secrets.js";
-import { createSender, type Sender, type WebhookMessage } from "../src/webhooks/sender.js";
-import { signatureHeaders, webhookBody } from "../src/webhooks/signing.js";
-import type { Resolve } from "../src/webhooks/ssrf.js";
+import { createSender, type Sender, type WebhookMessage } from "../src/modules/webhooks/delivery/http-sender.js";
+import { signatureHeaders, webhookBody } from "../src/modules/webhooks/delivery/signing.js";
+import { generateSecret } from "../src/modules/webhooks/secrets.js";
+import type { Resolve } from "../src/modules/webhooks/ssrf.js";
 
 type Answer = (request: IncomingMessage, response: ServerResponse) => void;
 

@@ -1,7 +1,7 @@
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { generateSecret } from "../src/webhooks/secrets.js";
-import { signature, signatureHeaders, webhookBody } from "../src/webhooks/signing.js";
+import { signature, signatureHeaders, webhookBody } from "../src/modules/webhooks/delivery/signing.js";
+import { generateSecret } from "../src/modules/webhooks/secrets.js";
 
 const event = {
   id: "4194305",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
-import { checkUrl, isPublicAddress, type Resolve, UnsafeUrlError } from "../src/webhooks/ssrf.js";
+import { checkUrl, isPublicAddress, type Resolve, UnsafeUrlError } from "../src/modules/webhooks/ssrf.js";
 
 const nonPublic = [
   // IPv4

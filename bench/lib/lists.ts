@@ -3,10 +3,10 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { migrateDatabase } from "../../src/db/migrations.js";
-import { encodeCursor } from "../../src/schemas/lists.js";
-import { agentList } from "../../src/services/agent-rows.js";
-import { countStatement, type ListFilter, type ListSource, listStatement } from "../../src/services/list-statements.js";
-import { taskList } from "../../src/services/task-rows.js";
+import { agentList } from "../../src/modules/agents/sql.js";
+import { taskList } from "../../src/modules/tasks/sql.js";
+import { countStatement, type ListFilter, type ListSource, listStatement } from "../../src/resources/list-sql.js";
+import { encodeCursor } from "../../src/resources/lists.js";
 import type { BenchOptions } from "./args.js";
 import type { BenchDatabases } from "./databases.js";
 import { listLandmarks, listRows, seedLists } from "./lists-data.js";

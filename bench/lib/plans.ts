@@ -4,8 +4,8 @@
 import Database from "better-sqlite3";
 import type { Arg, Statement } from "../../src/db/index.js";
 import { postgresArg, sqliteArg } from "../../src/db/values.js";
-import { agentList } from "../../src/services/agent-rows.js";
-import { type ListFilter, listStatement } from "../../src/services/list-statements.js";
+import { agentList } from "../../src/modules/agents/sql.js";
+import { type ListFilter, listStatement } from "../../src/resources/list-sql.js";
 import { adminQuery, type Provider } from "./databases.js";
 
 export interface QueryPlan {

@@ -1,8 +1,8 @@
 // `npm run data:import [-- DIR]`: loads cars.csv, coe.csv and pqp.csv from DIR
 // (default: the sample copy in data/sample/sg) into DATABASE_URL's database.
 import { loadConfig } from "../config.js";
-import { type FileSummary, importDirectory, sampleDataDir } from "../data/importer/importer.js";
 import { connectMigrated } from "../db/migrations.js";
+import { type FileSummary, importDirectory, sampleDataDir } from "../modules/data/importer/importer.js";
 import { progressBar } from "./progress.js";
 
 const usage = "usage: npm run data:import [-- DIR]   (DIR defaults to the sample data, data/sample/sg)";

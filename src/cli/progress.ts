@@ -1,4 +1,4 @@
-import type { FileProgress } from "../data/importer/importer.js";
+import type { FileProgress } from "../modules/data/importer/importer.js";
 
 const WIDTH = 30;
 // Redrawing on every batch would cost more than the import itself on a slow terminal.

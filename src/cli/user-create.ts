@@ -5,8 +5,8 @@ import { text } from "node:stream/consumers";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config.js";
 import { connectMigrated } from "../db/migrations.js";
-import { UserCreate } from "../schemas/auth.js";
-import { usersService } from "../services/users.js";
+import { UserCreate } from "../modules/auth/schemas.js";
+import { usersService } from "../modules/auth/users.js";
 
 const usage = "usage: npm run user:create -- --email <e-mail> (--password <password> | --password-stdin)";
 

@@ -5,7 +5,7 @@
 // with @trpc/server alone: nothing of the server (context, database,
 // express) comes along.
 import type { inferRouterError, inferRouterInputs, inferRouterOutputs } from "@trpc/server";
-import type { AppRouter } from "../routers/index.js";
+import type { AppRouter } from "../modules/index.js";
 
 export type { AppRouter };
 

@@ -1,9 +1,9 @@
 import type { Database, Provider } from "./database.js";
 
 export type { Database, PrismaClient, Provider, Queryable, Tx } from "./database.js";
-export { DatabaseUnavailableError, isDatabaseUnavailable } from "./errors.js";
 export { joined } from "./joined.js";
 export { type Arg, type Statement, statement } from "./statements.js";
+export { DatabaseUnavailableError, isDatabaseUnavailable } from "./unavailable.js";
 
 export const providerOf = (url: string): Provider => (/^postgres(ql)?:/.test(url) ? "postgresql" : "sqlite");
 

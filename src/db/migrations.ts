@@ -6,9 +6,9 @@ import pg from "pg";
 import { projectRoot } from "../project-root.js";
 import { CONNECT_TIMEOUT_MS } from "./connect-timeout.js";
 import type { Database, Provider } from "./database.js";
+import { databaseStartupError } from "./database-startup-error.js";
 import { connectDatabase, providerOf, sqlitePath } from "./index.js";
 import { type Migration, migrateSqlite } from "./sqlite-migrate.js";
-import { databaseStartupError } from "./startup-errors.js";
 import { statement } from "./statements.js";
 
 const execFileAsync = promisify(execFile);

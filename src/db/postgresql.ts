@@ -3,10 +3,10 @@ import pg from "pg";
 import { PrismaClient as PostgresClient } from "../generated/postgresql/client.js";
 import { CONNECT_TIMEOUT_MS } from "./connect-timeout.js";
 import type { Database, PrismaClient, Tx } from "./database.js";
-import { DatabaseUnavailableError } from "./errors.js";
 import { Listeners } from "./listeners.js";
 import { PostgresListener } from "./postgresql-listener.js";
 import { type Arg, type Statement, statement, textFor } from "./statements.js";
+import { DatabaseUnavailableError } from "./unavailable.js";
 import { isoFromPostgres, postgresArg } from "./values.js";
 
 const TIMESTAMP = 1114;

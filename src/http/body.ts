@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import { AppError, validationError } from "../errors.js";
-import { nestedDeeperThan } from "../schemas/json.js";
+import { nestedDeeperThan } from "../resources/json.js";
 
 /**
  * Request bodies, read the same way for REST, /trpc and /token: uncompressed,

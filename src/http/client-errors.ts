@@ -3,8 +3,8 @@ import { maxHeaderSize, type Server, type ServerResponse, STATUS_CODES } from "n
 import type { Socket } from "node:net";
 import { AppError, validationError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { restError, trpcErrorBody } from "./errors.js";
-import { requestTarget } from "./middleware/request-target.js";
+import { restError, trpcErrorBody } from "./error-responses.js";
+import { requestTarget } from "./guards/request-target.js";
 import { isTrpcPath } from "./trpc-path.js";
 
 /** How long a connection is still read from after its refusal, at most. */

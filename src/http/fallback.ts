@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "../logger.js";
-import { methodNotAllowedError, notFoundError } from "./errors.js";
+import { methodNotAllowedError, notFoundError } from "./error-responses.js";
 import { reportedError, sendRestError } from "./respond.js";
 import type { Handoff } from "./rest/dispatcher.js";
 

@@ -1,11 +1,11 @@
 import { Router } from "express";
 import { AppError, validationError } from "../errors.js";
 import type { Limits } from "../limits/index.js";
-import { TokenRequest } from "../schemas/auth.js";
-import { authService } from "../services/auth.js";
+import { TokenRequest } from "../modules/auth/schemas.js";
+import { authService } from "../modules/auth/service.js";
 import type { AppDeps } from "../trpc/context.js";
 import { isMediaType, readBody } from "./body.js";
-import { fieldIssues } from "./errors.js";
+import { fieldIssues } from "./error-responses.js";
 import { reportedError, sendJson, sendRestError } from "./respond.js";
 import type { Handoff } from "./rest/dispatcher.js";
 import { parseParameters } from "./rest/query.js";

@@ -4,10 +4,10 @@ import type { Request, RequestHandler, Response } from "express";
 import { replayedHeader } from "../idempotency/replayed.js";
 import type { RequestLimit } from "../limits/request-limit.js";
 import { trpcCalls } from "../limits/trpc-calls.js";
-import type { AppRouter } from "../routers/index.js";
+import type { AppRouter } from "../modules/index.js";
 import { type AppDeps, createContext } from "../trpc/context.js";
 import { hasBody, readBody } from "./body.js";
-import { appErrorOf, trpcErrorOf } from "./errors.js";
+import { appErrorOf, trpcErrorOf } from "./error-responses.js";
 import { reportedError } from "./respond.js";
 import type { Handoff } from "./rest/dispatcher.js";
 

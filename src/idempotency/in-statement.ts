@@ -1,4 +1,4 @@
-import type { KeptColumns } from "./store.js";
+import type { KeptColumns } from "./sql.js";
 
 /**
  * An Idempotency-Key whose response is kept by the very statement that

@@ -2,15 +2,15 @@ import { TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { joined } from "../db/index.js";
 import { AppError, type ErrorDetails, type ErrorKind } from "../errors.js";
-import { appErrorOf } from "../http/errors.js";
+import { appErrorOf } from "../http/error-responses.js";
+import { cipherFor } from "../secrets/cipher-for.js";
 import type { Context } from "../trpc/context.js";
 import type { ProcedureMeta } from "../trpc/init.js";
-import { cipherFor } from "../webhooks/cipher.js";
 import type { KeyInStatement } from "./in-statement.js";
 import { fingerprintOf, idempotencyKeyOf } from "./key.js";
 import { markReplayed } from "./replayed.js";
 import { senderOf } from "./sender.js";
-import { type KeptRequest, keptColumns, idempotencyStore as store } from "./store.js";
+import { type KeptRequest, keptColumns, idempotencyStore as store } from "./sql.js";
 
 type Meta = OpenApiMeta<ProcedureMeta>;
 

@@ -1,6 +1,6 @@
 import type { Database } from "../db/index.js";
 import type { Logger } from "../logger.js";
-import { idempotencyStore } from "./store.js";
+import { idempotencyStore } from "./sql.js";
 
 // Expired keys cost nothing but space (a claim takes an expired key over
 // anyway), so an occasional sweep is enough; every instance may run it.

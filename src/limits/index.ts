@@ -1,11 +1,11 @@
 import type { IncomingMessage } from "node:http";
-import { LoginThrottle } from "../auth/login-throttle.js";
 import { providerOf } from "../db/index.js";
+import { LoginThrottle } from "../modules/auth/login-throttle.js";
 import type { AppDeps } from "../trpc/context.js";
 import { clientAddress } from "./client-address.js";
+import { counterStore } from "./counter-store.js";
 import { type RequestLimit, requestLimit } from "./request-limit.js";
 import { senderOf } from "./sender.js";
-import { counterStore } from "./store.js";
 
 export interface Limits {
   /** The client's address (TRUST_PROXY), which both limits count against. */

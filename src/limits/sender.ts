@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { isValidApiKey } from "../auth/api-keys.js";
-import { bearerPattern } from "../auth/authorize.js";
-import { verifyAccessToken } from "../auth/tokens.js";
 import type { Config } from "../config.js";
+import { isValidApiKey } from "../modules/auth/api-keys.js";
+import { bearerPattern } from "../modules/auth/authorize.js";
+import { verifyAccessToken } from "../modules/auth/tokens.js";
 
 const headerText = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(",") : value);
 

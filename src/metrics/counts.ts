@@ -1,7 +1,7 @@
 import { Gauge, Registry } from "prom-client";
 import { type Database, statement } from "../db/index.js";
-import { agentStatuses } from "../schemas/agents.js";
-import { taskStatuses } from "../schemas/tasks.js";
+import { agentStatuses } from "../modules/agents/schemas.js";
+import { taskStatuses } from "../modules/tasks/schemas.js";
 
 // Counted at most this often: a scrape every few seconds from several
 // scrapers costs one pair of index-only scans, not one per scrape.

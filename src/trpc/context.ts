@@ -1,9 +1,9 @@
 import type { IncomingMessage } from "node:http";
-import type { Principal } from "../auth/authorize.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/index.js";
 import type { KeyInStatement } from "../idempotency/in-statement.js";
 import type { Logger } from "../logger.js";
+import type { Principal } from "../modules/auth/authorize.js";
 
 /** What every procedure may use; built once per app, extended per request. */
 export interface AppDeps {

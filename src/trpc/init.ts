@@ -1,12 +1,12 @@
 import { initTRPC } from "@trpc/server";
 import type { TRPCErrorShape } from "@trpc/server/rpc";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { authorize } from "../auth/authorize.js";
-import { notAuthenticated } from "../auth/errors.js";
-import type { Access } from "../auth/policy.js";
 import { type ErrorDetails, type ErrorKind, internalErrorMessage } from "../errors.js";
-import { appErrorOf, trpcErrorOf } from "../http/errors.js";
+import { appErrorOf, trpcErrorOf } from "../http/error-responses.js";
 import { idempotency } from "../idempotency/middleware.js";
+import { authorize } from "../modules/auth/authorize.js";
+import { notAuthenticated } from "../modules/auth/credential-errors.js";
+import type { Access } from "../modules/auth/policy.js";
 import type { Context } from "./context.js";
 
 /** What the REST dispatcher (http/rest/) reads from a procedure besides its `openapi` meta. */

@@ -1,4 +1,4 @@
-import type { VersionCondition } from "../services/conditional-update.js";
+import type { VersionCondition } from "../resources/conditional-writes.js";
 import type { Context } from "./context.js";
 
 /**

@@ -4,8 +4,8 @@ import { Writable } from "node:stream";
 import { inject } from "vitest";
 import { createApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
-import { startSettler } from "../../src/leases/settler.js";
 import { createLogger } from "../../src/logger.js";
+import { startSettler } from "../../src/modules/leases/settler.js";
 import { createTestDatabase, type TestDatabase } from "./databases.js";
 
 export interface TestApp {

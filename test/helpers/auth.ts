@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import { usersService } from "../../src/services/users.js";
+import { usersService } from "../../src/modules/auth/users.js";
 import type { TestApp } from "./app.js";
 
 export interface TestUser {

@@ -3,9 +3,9 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { importDirectory, sampleDataDir } from "../../src/data/importer/importer.js";
 import { connectDatabase, type Database } from "../../src/db/index.js";
 import { migrateDatabase } from "../../src/db/migrations.js";
+import { importDirectory, sampleDataDir } from "../../src/modules/data/importer/importer.js";
 
 /**
  * Every test file gets its own database, copied from a template migrated once

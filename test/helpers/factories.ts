@@ -1,6 +1,6 @@
 import { expect } from "vitest";
-import type { AgentOut } from "../../src/schemas/agents.js";
-import type { TaskOut } from "../../src/schemas/tasks.js";
+import type { AgentOut } from "../../src/modules/agents/schemas.js";
+import type { TaskOut } from "../../src/modules/tasks/schemas.js";
 import type { TestApp } from "./app.js";
 
 export async function createAgent(

@@ -1,7 +1,7 @@
 import { expect } from "vitest";
-import type { AgentOut } from "../../src/schemas/agents.js";
-import type { LeaseOut } from "../../src/schemas/leases.js";
-import type { TaskOut } from "../../src/schemas/tasks.js";
+import type { AgentOut } from "../../src/modules/agents/schemas.js";
+import type { LeaseOut } from "../../src/modules/leases/schemas.js";
+import type { TaskOut } from "../../src/modules/tasks/schemas.js";
 import type { TestApp } from "./app.js";
 import { createAgent } from "./factories.js";
 

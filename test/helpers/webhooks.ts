@@ -2,10 +2,10 @@ import { Writable } from "node:stream";
 import { expect } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { statement } from "../../src/db/index.js";
-import { eventLogHead } from "../../src/events/read.js";
 import { createLogger } from "../../src/logger.js";
-import type { DeliveryOut, WebhookOut } from "../../src/schemas/webhooks.js";
-import { startWebhookDelivery, type WebhookDelivery } from "../../src/webhooks/delivery.js";
+import { eventLogHead } from "../../src/modules/events/sql.js";
+import { startWebhookDelivery, type WebhookDelivery } from "../../src/modules/webhooks/delivery/start.js";
+import type { DeliveryOut, WebhookOut } from "../../src/modules/webhooks/schemas.js";
 import { startTestApp, type TestApp } from "./app.js";
 
 export const secretsKey = "test-webhook-secrets-key-of-32-bytes-or-more";

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
-import { appErrorOf, restError } from "../../../src/http/errors.js";
+import { appErrorOf, restError } from "../../../src/http/error-responses.js";
 
 const agentPath = /^\/agents\/([^/]+)\/?$/i;
 

@@ -8,7 +8,7 @@ import { loadConfig } from "../../../src/config.js";
 import { connectDatabase } from "../../../src/db/index.js";
 import { procedureRoutes } from "../../../src/http/rest/procedures.js";
 import { createLogger } from "../../../src/logger.js";
-import { appRouter } from "../../../src/routers/index.js";
+import { appRouter } from "../../../src/modules/index.js";
 import { createContext } from "../../../src/trpc/context.js";
 import { agentListener, isEntry, type Rung, serve } from "./http.js";
 

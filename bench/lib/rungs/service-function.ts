@@ -2,7 +2,7 @@
 // the service's database module (connectDatabase: its prepared statements).
 //   DATABASE_URL=file:/tmp/b.db PORT=8200 tsx bench/lib/rungs/service-function.ts
 import { connectDatabase } from "../../../src/db/index.js";
-import { agentsService } from "../../../src/services/agents.js";
+import { agentsService } from "../../../src/modules/agents/service.js";
 import { agentListener, isEntry, type Rung, serve } from "./http.js";
 
 export async function serviceFunctionRung(databaseUrl: string): Promise<Rung> {

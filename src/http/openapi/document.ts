@@ -1,13 +1,13 @@
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
-import { acceptedCredentials, type Credential } from "../../auth/policy.js";
 import type { Config } from "../../config.js";
 import { creates } from "../../idempotency/middleware.js";
-import type { AppRouter } from "../../routers/index.js";
+import { acceptedCredentials, type Credential } from "../../modules/auth/policy.js";
+import type { AppRouter } from "../../modules/index.js";
 import { procedureMetas } from "../procedure-metas.js";
-import { documentVersioned } from "./conditional.js";
 import { errorComponents, errorResponseRefs } from "./errors.js";
 import { documentIdempotent } from "./idempotency.js";
-import { documentList } from "./lists.js";
+import { documentList } from "./list-headers.js";
+import { documentVersioned } from "./versioned-resources.js";
 
 export type Operation = {
   operationId?: string;

@@ -1,4 +1,4 @@
-import { TokenRequest, TokenResponse } from "../../schemas/auth.js";
+import { TokenRequest, TokenResponse } from "../../modules/auth/schemas.js";
 import type { ExtraPaths } from "./document.js";
 import { errorResponseRefs } from "./errors.js";
 

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { FieldIssue } from "../../errors.js";
-import { keyedParameters } from "../../schemas/metadata.js";
+import { keyedParameters } from "../../resources/metadata.js";
 import type { Parameters } from "./query.js";
 
 /**

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type AppError, validationError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import { observeRequest, unmatchedRoute } from "../../metrics/http.js";
+import { observeRequest, unmatchedRoute } from "../../metrics/http-requests.js";
 import { hasBody, preloadBody } from "../body.js";
-import { notFoundError } from "../errors.js";
-import type { Admission, admission } from "../middleware/admission.js";
-import { logAccess, requestIdOf } from "../middleware/request-id.js";
-import { requestTarget } from "../middleware/request-target.js";
+import { notFoundError } from "../error-responses.js";
+import type { Admission, admission } from "../guards/admission.js";
+import { logAccess, requestIdOf } from "../guards/request-id.js";
+import { requestTarget } from "../guards/request-target.js";
 import { reportedError, sendRestError } from "../respond.js";
 import type { RestInputSource } from "./input.js";
 import { pathSegments, type RouteTable } from "./table.js";

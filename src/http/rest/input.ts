@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { z } from "zod";
 import { type FieldIssue, validationError } from "../../errors.js";
 import { readJsonObject } from "../body.js";
-import { fieldIssues, notFoundError } from "../errors.js";
+import { fieldIssues, notFoundError } from "../error-responses.js";
 import { compileCoercion } from "./coerce.js";
 import { parseParameters } from "./query.js";
 

@@ -1,12 +1,12 @@
 import type { AppError } from "../../errors.js";
 import { replayedHeader } from "../../idempotency/replayed.js";
 import { type AppDeps, type Context, createContext } from "../../trpc/context.js";
-import { methodNotAllowedError } from "../errors.js";
+import { methodNotAllowedError } from "../error-responses.js";
 import { type Headers, reportedError, sendEmpty, sendJson, sendRestError } from "../respond.js";
-import { etagHeader, notModified, readIfMatch } from "./conditional.js";
 import type { PathHandler, RestRequest } from "./dispatcher.js";
 import { writeEventStream } from "./event-stream.js";
 import { pageHeaders } from "./page-headers.js";
+import { etagHeader, notModified, readIfMatch } from "./preconditions.js";
 import type { ProcedureRoute } from "./procedures.js";
 
 /**

@@ -3,7 +3,7 @@
 // unknown procedures and malformed inputs.
 import fc from "fast-check";
 import { z } from "zod";
-import { appRouter } from "../../../src/routers/index.js";
+import { appRouter } from "../../../src/modules/index.js";
 import type { Schema, ServedDocument } from "./document.js";
 import { hostileIds, hostileRawBodies, hostileValue, invalidUtf8Bodies, wrongContentTypes } from "./hostile.js";
 import { type Body, type Expectation, type FuzzRequest, Ref } from "./request.js";

@@ -1,0 +1,145 @@
+import { z } from "zod";
+import { pageBody, pageItems } from "../../resources/pages.js";
+import { readProcedure, router, writeProcedure } from "../../trpc/init.js";
+import { acceptedVersions } from "../../trpc/versions.js";
+import {
+  Agent,
+  AgentCreate,
+  AgentDeleteInput,
+  AgentList,
+  AgentListQuery,
+  AgentPage,
+  AgentReplace,
+  AgentUpdateInput,
+  agentId,
+} from "./schemas.js";
+import { agentsService } from "./service.js";
+
+const tags = ["agents"];
+const byId = z.object({ agent_id: agentId });
+
+export const agentsRouter = router({
+  list: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/agents",
+        operationId: "listAgents",
+        tags,
+        summary: "List agents",
+        description:
+          'Oldest first (order=desc: newest first). A full page has a Link rel="next" to the next one (keyset: a deep page costs what the first does); include_total=true adds X-Total-Count.',
+        protect: false,
+        errorResponses: [400],
+      },
+      listHeaders: true,
+    })
+    .input(AgentListQuery)
+    .output(AgentList)
+    .query(async ({ ctx, input }) => pageItems(ctx, await agentsService.list(ctx.db, input))),
+
+  /** tRPC only: the same list as one object, with the next page's cursor and the total. */
+  page: readProcedure
+    .input(AgentListQuery)
+    .output(AgentPage)
+    .query(async ({ ctx, input }) => pageBody(await agentsService.list(ctx.db, input))),
+
+  get: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/agents/{agent_id}",
+        operationId: "getAgent",
+        tags,
+        summary: "Get an agent",
+        protect: false,
+        errorResponses: [404],
+      },
+      versioned: true,
+    })
+    .input(byId)
+    .output(Agent)
+    .query(({ ctx, input }) => agentsService.get(ctx.db, input.agent_id)),
+
+  create: writeProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/agents",
+        operationId: "createAgent",
+        tags,
+        summary: "Create an agent",
+        protect: false,
+        errorResponses: [400],
+      },
+      successStatus: 201,
+      location: (agent) => `/agents/${agent.id}`,
+      keptInClear: true,
+      keyInTransaction: true,
+      keyInStatement: true,
+      versioned: true,
+    })
+    .input(AgentCreate)
+    .output(Agent)
+    .mutation(({ ctx, input }) => agentsService.create(ctx.db, input, ctx.keyInStatement)),
+
+  replace: writeProcedure
+    .meta({
+      openapi: {
+        method: "PUT",
+        path: "/agents/{agent_id}",
+        operationId: "replaceAgent",
+        tags,
+        summary: "Replace an agent's name and type",
+        protect: false,
+        errorResponses: [400, 404],
+      },
+      versioned: true,
+    })
+    .input(AgentReplace)
+    .output(Agent)
+    .mutation(({ ctx, input: { agent_id, expected_version, ...body } }) =>
+      agentsService.replace(ctx.db, agent_id, body, acceptedVersions(ctx, expected_version)),
+    ),
+
+  remove: writeProcedure
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/agents/{agent_id}",
+        operationId: "deleteAgent",
+        tags,
+        summary: "Delete an agent and its tasks",
+        protect: false,
+        errorResponses: [404],
+      },
+      successStatus: 204,
+      versioned: true,
+    })
+    .input(AgentDeleteInput)
+    .output(z.void())
+    .mutation(({ ctx, input }) =>
+      agentsService.remove(ctx.db, input.agent_id, acceptedVersions(ctx, input.expected_version)),
+    ),
+
+  update: writeProcedure
+    .meta({
+      openapi: {
+        method: "PATCH",
+        path: "/agents/{agent_id}",
+        operationId: "updateAgent",
+        tags,
+        summary: "Change an agent's name, type or status",
+        description:
+          "Status changes follow the lifecycle table; the same status again is a no-op, an illegal change is 409.",
+        protect: false,
+        errorResponses: [400, 404, 409],
+      },
+      versioned: true,
+    })
+    .input(AgentUpdateInput)
+    .output(Agent)
+    .mutation(({ ctx, input: { agent_id, expected_version, ...patch } }) =>
+      agentsService.update(ctx.db, agent_id, patch, acceptedVersions(ctx, expected_version)),
+    ),
+});

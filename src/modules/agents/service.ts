@@ -1,0 +1,181 @@
+import { randomUUID } from "node:crypto";
+import type { Database } from "../../db/index.js";
+import { notFound } from "../../errors.js";
+import type { KeyInStatement } from "../../idempotency/in-statement.js";
+import {
+  changesOf,
+  given,
+  lostRace,
+  nextUpdatedAt,
+  requireVersion,
+  retryLostRaces,
+  type VersionCondition,
+} from "../../resources/conditional-writes.js";
+import { listPage } from "../../resources/list-sql.js";
+import type { Page } from "../../resources/lists.js";
+import type { Metadata } from "../../resources/metadata.js";
+import { mergeMetadata } from "../../resources/metadata.js";
+import { checkedMetadata, writePairs } from "../../resources/metadata-pairs.js";
+import { isUuid } from "../../resources/schemas.js";
+import { agentTransitions, isStatusChange } from "../../resources/transitions.js";
+import { recordEvents } from "../events/outbox.js";
+import type { EventData } from "../events/types.js";
+import { byCreation, taskStatements, toTask } from "../tasks/sql.js";
+import type { AgentCreateInput, AgentListInput, AgentOut, AgentUpdateBody } from "./schemas.js";
+import { agentList, agentStatements, toAgent } from "./sql.js";
+
+export { toAgent };
+
+export const agentNotFound = () => notFound("Agent");
+
+/**
+ * A creation on PostgreSQL: one statement (`createAlone`), which commits by
+ * itself, and whose event carries the agent as it is written, every value of
+ * which is known before the insert. With `key`, the same statement keeps the
+ * answer for its Idempotency-Key.
+ */
+async function createAlone(
+  db: Database,
+  input: AgentCreateInput,
+  now: Date,
+  metadata: string,
+  key: KeyInStatement | undefined,
+): Promise<AgentOut> {
+  const id = randomUUID();
+  const created = now.toISOString();
+  const { name, type } = input;
+  const agent = toAgent({
+    id,
+    name,
+    type,
+    status: "idle",
+    created_at: created,
+    updated_at: created,
+    version: 1,
+    metadata,
+  });
+  const data = JSON.stringify({ agent } satisfies EventData);
+  const written = key
+    ? await db.get(agentStatements.createAloneKept, [id, name, type, now, metadata, data, ...key.columns(agent, now)])
+    : await db.get(agentStatements.createAlone, [id, name, type, now, metadata, data]);
+  if (!written) {
+    if (key) throw key.taken();
+    throw new Error("The insert returned no row");
+  }
+  // The answer is the agent the key kept, value for value.
+  return agent;
+}
+
+const updatable = ["name", "type", "status", "metadata"] as const;
+
+/**
+ * Every write runs in one transaction with the events it records (SPEC
+ * §12.1): no change without its event, no event without its change.
+ */
+export const agentsService = {
+  /** A page of agents (SPEC §13.3): filtered, in either order, from a cursor, with the total when asked for. */
+  async list(db: Database, input: AgentListInput): Promise<Page<AgentOut>> {
+    return listPage(db, agentList, input, toAgent);
+  },
+
+  async get(db: Database, id: string): Promise<AgentOut> {
+    const row = isUuid(id) ? await db.get(agentStatements.get, [id]) : undefined;
+    if (!row) throw agentNotFound();
+    return toAgent(row);
+  },
+
+  /**
+   * `key`, on PostgreSQL: the Idempotency-Key whose answer the creating
+   * statement keeps (meta `keyInStatement`); on SQLite the key is kept in the
+   * creation's transaction instead.
+   */
+  async create(db: Database, input: AgentCreateInput, key?: KeyInStatement): Promise<AgentOut> {
+    const now = new Date();
+    const metadata = JSON.stringify(input.metadata ?? {});
+    if (db.provider === "postgresql") return createAlone(db, input, now, metadata, key);
+    return db.transaction(async (tx) => {
+      const row = await tx.get(agentStatements.insert, [randomUUID(), input.name, input.type, now, metadata]);
+      if (!row) throw new Error("The insert returned no row");
+      await writePairs(tx, agentStatements, row.id, now, input.metadata ?? {}, false);
+      const agent = toAgent(row);
+      await recordEvents(tx, [{ type: "agent.created", agentId: agent.id, data: { agent } }], now);
+      return agent;
+    });
+  },
+
+  /** Full replacement of name, type and metadata (absent: `{}`); status and created_at are kept. */
+  async replace(db: Database, id: string, input: AgentCreateInput, accepted?: VersionCondition): Promise<AgentOut> {
+    return agentsService.update(db, id, { name: input.name, type: input.type }, accepted, input.metadata ?? {});
+  },
+
+  /**
+   * Changes the given fields; a status change must be allowed by SPEC §3's
+   * table from the state the agent is in when the write happens. Values equal
+   * to the stored ones change nothing: the same state again is a no-op, with
+   * no new version and no event. `patch.metadata` is merged into the stored
+   * metadata; `replacement` replaces it. `accepted` makes it conditional (SPEC §13.2).
+   */
+  async update(
+    db: Database,
+    id: string,
+    patch: AgentUpdateBody,
+    accepted?: VersionCondition,
+    replacement?: Metadata,
+  ): Promise<AgentOut> {
+    if (!isUuid(id)) throw agentNotFound();
+    return retryLostRaces("Agent", () =>
+      db.transaction(async (tx) => {
+        const row = await tx.get(agentStatements.get, [id]);
+        if (!row) throw agentNotFound();
+        const before = toAgent(row);
+        requireVersion("Agent", before.version, accepted);
+        const { status, metadata, ...fields } = patch;
+        const after = { ...before, ...given(fields) };
+        if (replacement) after.metadata = replacement;
+        else if (metadata) after.metadata = checkedMetadata(mergeMetadata(before.metadata, metadata));
+        if (status && isStatusChange(agentTransitions, before.status, status)) after.status = status;
+        const changes = changesOf(before, after, updatable);
+        if (!changes) return before;
+        const updatedAt = nextUpdatedAt(before.updated_at);
+        const written = await tx.get(agentStatements.update, [
+          after.name,
+          after.type,
+          after.status,
+          updatedAt,
+          id,
+          before.version,
+          JSON.stringify(after.metadata),
+        ]);
+        if (!written) return lostRace;
+        if (changes.metadata)
+          await writePairs(tx, agentStatements, id, new Date(before.created_at), after.metadata, true);
+        const agent = toAgent(written);
+        await recordEvents(tx, [{ type: "agent.updated", agentId: id, data: { agent, changes } }], updatedAt);
+        return agent;
+      }),
+    );
+  },
+
+  /**
+   * Deletes the agent and its tasks: one task.deleted per task, then
+   * agent.deleted. Conditional (`accepted`), the agent's deletion names the
+   * version it was locked at, which nothing else can change meanwhile.
+   */
+  async remove(db: Database, id: string, accepted?: VersionCondition): Promise<void> {
+    if (!isUuid(id)) throw agentNotFound();
+    await db.transaction(async (tx) => {
+      const locked = await tx.get(agentStatements.lock, [id]);
+      if (!locked) throw agentNotFound();
+      requireVersion("Agent", locked.version, accepted);
+      const tasks = (await tx.all(taskStatements.deleteOfAgent, [id])).map(toTask).sort(byCreation);
+      const row = accepted
+        ? await tx.get(agentStatements.deleteAtVersion, [id, locked.version])
+        : await tx.get(agentStatements.delete, [id]);
+      if (!row) throw agentNotFound();
+      await recordEvents(tx, [
+        ...tasks.map((task) => ({ type: "task.deleted" as const, agentId: id, taskId: task.id, data: { task } })),
+        { type: "agent.deleted", agentId: id, data: { agent: toAgent(row) } },
+      ]);
+    });
+  },
+};

@@ -1,0 +1,82 @@
+import type { Database } from "../../db/index.js";
+import { validationError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import { eventOut } from "./event-body.js";
+import { parseEventId, parseEventTypes } from "./filter.js";
+import { followEvents, type StreamItem } from "./follow.js";
+import { defaultPageSize } from "./schemas.js";
+import { readEvents } from "./sql.js";
+import type { EventType } from "./types.js";
+
+/** The filters of SPEC §12.2 as clients send them (already validated by the procedures' schemas). */
+export interface EventQuery {
+  after?: string | null;
+  agent_id?: string;
+  types?: string;
+}
+
+const typesOf = (list: string | undefined): EventType[] | undefined => {
+  if (list === undefined) return undefined;
+  const parsed = parseEventTypes(list);
+  return "types" in parsed ? parsed.types : [];
+};
+
+const idOf = (text: string | null | undefined, field: string): bigint | undefined => {
+  if (text === undefined || text === null) return undefined;
+  const id = parseEventId(text);
+  if (id === undefined) throw validationError([{ field, message: "must be an event id (decimal digits)" }]);
+  return id;
+};
+
+export const eventsService = {
+  /** A page of events in id order (SPEC §12.2). */
+  async list(db: Database, query: EventQuery & { limit: number }) {
+    const events = await readEvents(db, {
+      after: idOf(query.after, "after"),
+      limit: query.limit,
+      agentId: query.agent_id,
+      types: typesOf(query.types),
+    });
+    return events.map(eventOut);
+  },
+
+  /**
+   * A stream's items from `resumeFrom` (`Last-Event-ID` or tRPC's `lastEventId`,
+   * which win) or `after`; new events only without either.
+   */
+  follow(
+    deps: { db: Database; logger: Logger; settings: { maxStreams: number; keepAliveMs: number } },
+    query: EventQuery,
+    resumeFrom: { value: string | null | undefined; field: string },
+    signal: AbortSignal,
+  ): AsyncIterable<StreamItem> {
+    const resume = idOf(resumeFrom.value, resumeFrom.field);
+    return followEvents({
+      db: deps.db,
+      logger: deps.logger,
+      after: resume ?? idOf(query.after, "after"),
+      agentId: query.agent_id,
+      types: typesOf(query.types),
+      maxStreams: deps.settings.maxStreams,
+      keepAliveMs: deps.settings.keepAliveMs,
+      signal,
+    });
+  },
+};
+
+/**
+ * `Link` to the next page when this one was full: the same filters, after its
+ * last event. `query` is the request's own (a limit it left out is the default).
+ */
+export function nextPageLink(
+  events: readonly { id: string }[],
+  query: EventQuery & { limit?: number },
+): Record<string, string> {
+  const last = events.at(-1);
+  if (!last || events.length < (query.limit ?? defaultPageSize)) return {};
+  const params = new URLSearchParams({ after: last.id });
+  if (query.limit !== undefined) params.set("limit", String(query.limit));
+  if (query.agent_id !== undefined) params.set("agent_id", query.agent_id);
+  if (query.types !== undefined) params.set("types", query.types);
+  return { Link: `</events?${params}>; rel="next"` };
+}

@@ -1,0 +1,34 @@
+import type { AgentOut } from "../agents/schemas.js";
+import type { TaskOut } from "../tasks/schemas.js";
+
+/** SPEC §12.1: every kind of change the event log records. */
+export const eventTypes = [
+  "agent.created",
+  "agent.updated",
+  "agent.deleted",
+  "task.created",
+  "task.updated",
+  "task.deleted",
+  "task.leased",
+  "task.lease_expired",
+  "task.retry_scheduled",
+  "task.cancel_requested",
+] as const;
+
+export type EventType = (typeof eventTypes)[number];
+
+/** `{field: [old, new]}` for each field an update changed. */
+export type Changes = Record<string, readonly [unknown, unknown]>;
+
+/** The resource as it is after the change (before it, for a deletion), as the API shows it. */
+export type EventData = ({ agent: AgentOut } | { task: TaskOut }) & { changes?: Changes };
+
+/** An event as stored: `data` is the JSON text, so a stream or a webhook can send it without parsing it again. */
+export interface EventRecord {
+  id: bigint;
+  type: EventType;
+  occurred_at: string;
+  agent_id: string;
+  task_id: string | null;
+  data: string;
+}

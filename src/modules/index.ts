@@ -1,0 +1,23 @@
+import { createCallerFactory, router } from "../trpc/init.js";
+import { agentsRouter } from "./agents/router.js";
+import { authRouter } from "./auth/router.js";
+import { dataRouter } from "./data/router.js";
+import { eventsRouter } from "./events/router.js";
+import { leasesRouter } from "./leases/router.js";
+import { tasksRouter } from "./tasks/router.js";
+import { webhooksRouter } from "./webhooks/router.js";
+
+export const appRouter = router({
+  agents: agentsRouter,
+  tasks: tasksRouter,
+  leases: leasesRouter,
+  webhooks: webhooksRouter,
+  events: eventsRouter,
+  auth: authRouter,
+  data: dataRouter,
+});
+
+/** The router's type, for typed clients: `createTRPCClient<AppRouter>(…)`. */
+export type AppRouter = typeof appRouter;
+
+export const createCaller = createCallerFactory(appRouter);

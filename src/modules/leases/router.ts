@@ -1,0 +1,96 @@
+import { z } from "zod";
+import { readProcedure, router, writeProcedure } from "../../trpc/init.js";
+import { Lease, LeaseCreateInput, LeasePath, LeaseRenewInput } from "./schemas.js";
+import { leasesService } from "./service.js";
+
+const tags = ["leases"];
+const path = "/agents/{agent_id}/leases";
+const itemPath = "/agents/{agent_id}/leases/{lease_id}";
+
+export const leasesRouter = router({
+  create: writeProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path,
+        operationId: "createLease",
+        tags,
+        summary: "Take the agent's next ready task",
+        description:
+          "Leases the agent's next ready task (highest priority, then earliest run_at, created_at, id) and sets it running. " +
+          "When none is ready, waits up to wait_seconds for one (a task created, released, or whose run_at comes), then answers 204. " +
+          "Only a running agent gets work (409 with details.agent_status). Over tRPC, null stands for 204.",
+        protect: false,
+        errorResponses: [400, 404, 409],
+      },
+      successStatus: 201,
+      longPoll: true,
+      location: (lease) => `/agents/${lease.agent_id}/leases/${lease.id}`,
+      keptInClear: true,
+      otherSuccess: {
+        status: 204,
+        description: "No task became ready within wait_seconds (or the service is shutting down)",
+        when: (data) => data === null,
+      },
+    })
+    .input(LeaseCreateInput)
+    .output(Lease.nullable())
+    .mutation(({ ctx, input: { agent_id, ...request }, signal }) =>
+      leasesService.create(ctx.db, agent_id, request, signal ? AbortSignal.any([ctx.shutdown, signal]) : ctx.shutdown),
+    ),
+
+  get: readProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: itemPath,
+        operationId: "getLease",
+        tags,
+        summary: "Get a live lease",
+        description: "404 once the lease expired, was released, or its task was finished, cancelled or deleted.",
+        protect: false,
+        errorResponses: [404],
+      },
+    })
+    .input(LeasePath)
+    .output(Lease)
+    .query(({ ctx, input }) => leasesService.get(ctx.db, input.agent_id, input.lease_id)),
+
+  renew: writeProcedure
+    .meta({
+      openapi: {
+        method: "PATCH",
+        path: itemPath,
+        operationId: "renewLease",
+        tags,
+        summary: "Renew a lease",
+        description:
+          "expires_at becomes now + duration_seconds (default: the lease's own duration), never past the task's deadline_at. " +
+          "The answer's task tells the worker whether its cancellation was asked for. 404: the lease is gone; stop working on the task.",
+        protect: false,
+        errorResponses: [400, 404],
+      },
+    })
+    .input(LeaseRenewInput)
+    .output(Lease)
+    .mutation(({ ctx, input }) => leasesService.renew(ctx.db, input.agent_id, input.lease_id, input.duration_seconds)),
+
+  release: writeProcedure
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: itemPath,
+        operationId: "releaseLease",
+        tags,
+        summary: "Give the task back",
+        description:
+          "The task is pending again at once (run_at = now), attempts unchanged; cancelled instead if its cancellation was asked for.",
+        protect: false,
+        errorResponses: [404],
+      },
+      successStatus: 204,
+    })
+    .input(LeasePath)
+    .output(z.void())
+    .mutation(({ ctx, input }) => leasesService.release(ctx.db, input.agent_id, input.lease_id)),
+});

@@ -1,0 +1,167 @@
+import { randomUUID } from "node:crypto";
+import type { Database, Queryable, Tx } from "../../db/index.js";
+import { AppError, notFound } from "../../errors.js";
+import { changesOf, lostRace, nextUpdatedAt, retryLostRaces } from "../../resources/conditional-writes.js";
+import { isUuid } from "../../resources/schemas.js";
+import { agentNotFound } from "../agents/service.js";
+import { recordEvents } from "../events/outbox.js";
+import { hasLiveLease, leaseEnd, released } from "../tasks/outcomes.js";
+import { type TaskRow, taskChangeFields, taskStatements, toTask, updateArgs } from "../tasks/sql.js";
+import type { LeaseCreateBody, LeaseOut } from "./schemas.js";
+import { leaseStatements, toLease } from "./sql.js";
+import { watchAgent } from "./wake-ups.js";
+
+const leaseNotFound = () => notFound("Lease");
+
+/** "Agent not found" when the agent is missing, else "Lease not found". */
+async function missing(db: Queryable, agentId: string): Promise<AppError> {
+  return isUuid(agentId) && (await db.get(leaseStatements.agentStatus, [agentId])) ? leaseNotFound() : agentNotFound();
+}
+
+/** The row of live lease `leaseId` of the agent, or undefined (an expired lease is gone, even before it is settled). */
+async function liveLease(db: Queryable, agentId: string, leaseId: string, now: Date) {
+  const row = isUuid(leaseId) ? await db.get(leaseStatements.byLease, [leaseId, agentId]) : undefined;
+  return row && hasLiveLease(row, now) ? row : undefined;
+}
+
+/** Writes `after` over `before` (if its version is unchanged) with its event; lostRace when the row moved on. */
+async function write(tx: Tx, before: TaskRow, after: TaskRow, updatedAt: Date) {
+  const changes = changesOf(toTask(before), toTask(after), taskChangeFields);
+  if (!changes) return before;
+  const written = await tx.get(taskStatements.update, updateArgs(after, updatedAt, before.version));
+  if (!written) return lostRace;
+  const task = toTask(written);
+  await recordEvents(
+    tx,
+    [{ type: "task.updated", agentId: task.agent_id, taskId: task.id, data: { task, changes } }],
+    updatedAt,
+  );
+  return written;
+}
+
+/** Takes the agent's next ready task, with its task.leased event; undefined when none is ready. */
+async function claim(db: Database, agentId: string, request: LeaseCreateBody): Promise<LeaseOut | undefined> {
+  const now = new Date();
+  const expiresAt = new Date(now.getTime() + request.duration_seconds * 1000);
+  const lease = await db.transaction(async (tx) => {
+    const row = await tx.get(leaseStatements.claim, [
+      agentId,
+      now,
+      randomUUID(),
+      request.worker ?? null,
+      expiresAt,
+      request.duration_seconds,
+    ]);
+    if (!row) return undefined;
+    const leased = toLease(row);
+    const { task } = leased;
+    const changes = { status: ["pending", "running"], lease: [null, task.lease] } as const;
+    await recordEvents(
+      tx,
+      [{ type: "task.leased", agentId, taskId: task.id, data: { task, changes } }],
+      new Date(task.updated_at),
+    );
+    return leased;
+  });
+  if (lease) return lease;
+  const agent = await db.get(leaseStatements.agentStatus, [agentId]);
+  if (!agent) throw agentNotFound();
+  if (agent.status !== "running") {
+    throw new AppError("conflict", `Agent is ${agent.status}: only a running agent gets work`, {
+      agent_status: agent.status,
+    });
+  }
+  return undefined;
+}
+
+/** When the agent's next task is or becomes ready (ms since the epoch), or undefined when it has none pending. */
+async function nextReadyAt(db: Database, agentId: string): Promise<number | undefined> {
+  const row = await db.get(leaseStatements.nextRunAt, [agentId, new Date()]);
+  return row ? Date.parse(row.run_at) : undefined;
+}
+
+/**
+ * Leases (SPEC §11.2): a worker's hold on one task of its agent. A lease is
+ * the task's lease columns: it lives as long as the task holds it and its
+ * expiry is ahead; the settler (./settler.ts) ends those that run out.
+ */
+export const leasesService = {
+  /**
+   * The agent's next ready task, leased; null when none is ready, after
+   * waiting up to `wait_seconds` for one. The wait holds no transaction and
+   * polls nothing: it sleeps until a notification for the agent, the next
+   * run_at of its pending tasks, the end of the wait or `signal` (the client
+   * left, or the process is shutting down).
+   */
+  async create(db: Database, agentId: string, request: LeaseCreateBody, signal: AbortSignal): Promise<LeaseOut | null> {
+    if (!isUuid(agentId)) throw agentNotFound();
+    const waitUntil = Date.now() + request.wait_seconds * 1000;
+    // Listening before the first attempt: a task created in between is not missed.
+    const watch = request.wait_seconds > 0 ? watchAgent(db, agentId) : undefined;
+    try {
+      let lease = await claim(db, agentId, request);
+      let next = lease || !watch ? undefined : await nextReadyAt(db, agentId);
+      while (!lease && watch) {
+        const now = Date.now();
+        if (signal.aborted || now >= waitUntil) return null;
+        // A run_at still ahead sets the alarm; a ready task that another worker just took only a notification.
+        await watch.next(next !== undefined && next > now ? Math.min(next, waitUntil) : waitUntil, signal);
+        if (signal.aborted) return null;
+        next = await nextReadyAt(db, agentId);
+        if (next !== undefined && next <= Date.now()) lease = await claim(db, agentId, request);
+      }
+      if (lease && signal.aborted) {
+        // Nobody is there to take it: give it straight back.
+        await leasesService.release(db, agentId, lease.id).catch(() => {});
+        return null;
+      }
+      return lease ?? null;
+    } finally {
+      watch?.close();
+    }
+  },
+
+  async get(db: Database, agentId: string, leaseId: string): Promise<LeaseOut> {
+    const row = isUuid(agentId) ? await liveLease(db, agentId, leaseId, new Date()) : undefined;
+    if (!row) throw await missing(db, agentId);
+    return toLease(row);
+  },
+
+  /**
+   * Extends the lease to now + `durationSeconds` (never past the task's
+   * deadline). Without a duration, the lease's own: the duration it was
+   * created or last renewed with.
+   */
+  async renew(db: Database, agentId: string, leaseId: string, durationSeconds?: number): Promise<LeaseOut> {
+    if (!isUuid(agentId)) throw agentNotFound();
+    const row = await retryLostRaces("Lease", () =>
+      db.transaction(async (tx) => {
+        const now = new Date();
+        const before = await liveLease(tx, agentId, leaseId, now);
+        if (!before) throw await missing(tx, agentId);
+        const updatedAt = nextUpdatedAt(before.updated_at);
+        const seconds = durationSeconds ?? (before.lease_duration_seconds as number);
+        const after = {
+          ...before,
+          lease_expires_at: leaseEnd(before, updatedAt, seconds).toISOString(),
+          lease_duration_seconds: seconds,
+        };
+        return write(tx, before, after, updatedAt);
+      }),
+    );
+    return toLease(row);
+  },
+
+  /** Gives the task back: pending again at once, no attempt counted; cancelled if that was asked for (SPEC §11.4). */
+  async release(db: Database, agentId: string, leaseId: string): Promise<void> {
+    if (!isUuid(agentId)) throw agentNotFound();
+    await retryLostRaces("Lease", () =>
+      db.transaction(async (tx) => {
+        const before = await liveLease(tx, agentId, leaseId, new Date());
+        if (!before) throw await missing(tx, agentId);
+        const updatedAt = nextUpdatedAt(before.updated_at);
+        return write(tx, before, released(before, updatedAt), updatedAt);
+      }),
+    );
+  },
+};

@@ -1,0 +1,152 @@
+import { randomUUID } from "node:crypto";
+import type { Database, Queryable } from "../../db/index.js";
+import { AppError, notFound } from "../../errors.js";
+import { taskRetries } from "../../metrics/registry.js";
+import {
+  changesOf,
+  lostRace,
+  nextUpdatedAt,
+  requireVersion,
+  retryLostRaces,
+  type VersionCondition,
+} from "../../resources/conditional-writes.js";
+import { listPage } from "../../resources/list-sql.js";
+import type { Page } from "../../resources/lists.js";
+import { mergeMetadata } from "../../resources/metadata.js";
+import { checkedMetadata, writePairs } from "../../resources/metadata-pairs.js";
+import { isUuid } from "../../resources/schemas.js";
+import { agentNotFound } from "../agents/service.js";
+import { agentStatements } from "../agents/sql.js";
+import { recordEvents } from "../events/outbox.js";
+import { defaultRetryPolicy, type RetryPolicy } from "./outcomes.js";
+import type { TaskCreateBody, TaskListInput, TaskOut, TaskUpdateBody } from "./schemas.js";
+import { taskChangeFields, taskList, taskStatements, toTask, toText, updateArgs } from "./sql.js";
+import { newTaskSchedule, planTaskUpdate } from "./update-plan.js";
+
+const taskNotFound = () => notFound("Task");
+
+async function agentExists(db: Queryable, agentId: string): Promise<boolean> {
+  return isUuid(agentId) && (await db.get(agentStatements.exists, [agentId])) !== undefined;
+}
+
+/** "Agent not found" when the agent is missing, else "Task not found" (also for another agent's task). */
+async function missing(db: Queryable, agentId: string): Promise<AppError> {
+  return (await agentExists(db, agentId)) ? taskNotFound() : agentNotFound();
+}
+
+/**
+ * Every write runs in one transaction with the events it records (SPEC
+ * §12.1): no change without its event, no event without its change.
+ */
+export const tasksService = {
+  /** A page of an agent's tasks (SPEC §13.3): filtered, in either order, from a cursor, with the total when asked for. */
+  async list(db: Database, { agent_id: agentId, ...filter }: TaskListInput): Promise<Page<TaskOut>> {
+    if (!(await agentExists(db, agentId))) throw agentNotFound();
+    return listPage(db, taskList, { ...filter, scopeId: agentId }, toTask);
+  },
+
+  async get(db: Database, agentId: string, id: string): Promise<TaskOut> {
+    const row = isUuid(agentId) && isUuid(id) ? await db.get(taskStatements.get, [id, agentId]) : undefined;
+    if (!row) throw await missing(db, agentId);
+    return toTask(row);
+  },
+
+  /** A stopped agent accepts no new tasks (SPEC §3), checked in the insert itself. */
+  async create(db: Database, agentId: string, input: TaskCreateBody): Promise<TaskOut> {
+    if (!isUuid(agentId)) throw agentNotFound();
+    const now = new Date();
+    const { maxAttempts, runAt, deadlineAt } = newTaskSchedule(input, now);
+    return db.transaction(async (tx) => {
+      const row = await tx.get(taskStatements.insert, [
+        randomUUID(),
+        input.title,
+        input.description ?? null,
+        input.priority,
+        toText(input.input),
+        now,
+        agentId,
+        maxAttempts,
+        runAt,
+        deadlineAt,
+        JSON.stringify(input.metadata ?? {}),
+      ]);
+      if (!row) {
+        if (!(await agentExists(tx, agentId))) throw agentNotFound();
+        throw new AppError("conflict", "Agent is stopped and accepts no new tasks", { agent_status: "stopped" });
+      }
+      await writePairs(tx, taskStatements, row.id, now, input.metadata ?? {}, false);
+      const task = toTask(row);
+      await recordEvents(tx, [{ type: "task.created", agentId, taskId: task.id, data: { task } }], now);
+      return task;
+    });
+  },
+
+  /**
+   * Changes the given fields; a status change must be allowed by SPEC §4's
+   * table from the state the task is in when the write happens, and a leased
+   * task's status is its worker's (SPEC §11.3, §11.4: planTaskUpdate). Values
+   * equal to the stored ones change nothing: the same state again is a
+   * no-op, with no new version and no event. `accepted` makes it
+   * conditional (SPEC §13.2).
+   */
+  async update(
+    db: Database,
+    agentId: string,
+    id: string,
+    patch: TaskUpdateBody,
+    retry: RetryPolicy = defaultRetryPolicy,
+    accepted?: VersionCondition,
+  ): Promise<TaskOut> {
+    if (!isUuid(agentId) || !isUuid(id)) throw await missing(db, agentId);
+    let retried = false;
+    const updated = await retryLostRaces("Task", () =>
+      db.transaction(async (tx) => {
+        retried = false;
+        const row = await tx.get(taskStatements.get, [id, agentId]);
+        if (!row) throw await missing(tx, agentId);
+        const before = toTask(row);
+        requireVersion("Task", before.version, accepted);
+        const updatedAt = nextUpdatedAt(before.updated_at);
+        const planned = planTaskUpdate(row, patch, updatedAt, retry);
+        if (patch.metadata) {
+          const merged = checkedMetadata(mergeMetadata(before.metadata, patch.metadata));
+          planned.row.metadata = JSON.stringify(merged);
+        }
+        const changes = changesOf(before, toTask(planned.row), taskChangeFields);
+        if (!changes) return before;
+        const written = await tx.get(taskStatements.update, updateArgs(planned.row, updatedAt, before.version));
+        if (!written) return lostRace;
+        if (changes.metadata) {
+          await writePairs(tx, taskStatements, id, new Date(before.created_at), JSON.parse(written.metadata), true);
+        }
+        const task = toTask(written);
+        await recordEvents(tx, [{ type: planned.type, agentId, taskId: id, data: { task, changes } }], updatedAt);
+        retried = planned.type === "task.retry_scheduled";
+        return task;
+      }),
+    );
+    // Counted once committed.
+    if (retried) taskRetries.inc();
+    return updated;
+  },
+
+  /** Conditional (`accepted`), the deletion names the version it found acceptable, as updates do. */
+  async remove(db: Database, agentId: string, id: string, accepted?: VersionCondition): Promise<void> {
+    if (!isUuid(agentId) || !isUuid(id)) throw await missing(db, agentId);
+    await retryLostRaces("Task", () =>
+      db.transaction(async (tx) => {
+        let row = accepted ? undefined : await tx.get(taskStatements.delete, [id, agentId]);
+        if (accepted) {
+          const current = await tx.get(taskStatements.get, [id, agentId]);
+          if (!current) throw await missing(tx, agentId);
+          requireVersion("Task", current.version, accepted);
+          row = await tx.get(taskStatements.deleteAtVersion, [id, agentId, current.version]);
+          if (!row) return lostRace;
+        }
+        if (!row) throw await missing(tx, agentId);
+        const task = toTask(row);
+        await recordEvents(tx, [{ type: "task.deleted", agentId, taskId: id, data: { task } }]);
+      }),
+    );
+  },
+};

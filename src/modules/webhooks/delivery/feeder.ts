@@ -1,0 +1,80 @@
+import { type Database, statement } from "../../../db/index.js";
+import { readEvents } from "../../events/sql.js";
+import { deliveriesChannel, deliveryStatements } from "../delivery-sql.js";
+import { timeOrderedUuid } from "../ids.js";
+import { type Subscription, wants } from "../interests.js";
+import { feedCursor, webhookStatements } from "../sql.js";
+
+// Events turned into deliveries per transaction.
+const BATCH = 500;
+
+const statements = {
+  cursor: statement<{ position: bigint }>(
+    "webhooks_feed_cursor",
+    `SELECT position FROM outbox_cursors WHERE name = '${feedCursor}'`,
+  ),
+  /** On PostgreSQL, one feed at a time across instances: the others wait here, then find nothing new. */
+  lockCursor: statement<{ position: bigint }>("webhooks_feed_lock", {
+    sqlite: `SELECT position FROM outbox_cursors WHERE name = '${feedCursor}'`,
+    postgresql: `SELECT position FROM outbox_cursors WHERE name = '${feedCursor}' FOR UPDATE`,
+  }),
+  advance: statement<unknown, [position: bigint]>(
+    "webhooks_feed_advance",
+    `UPDATE outbox_cursors SET position = $1 WHERE name = '${feedCursor}'`,
+  ),
+  leave: statement("webhooks_feed_leave", `DELETE FROM outbox_cursors WHERE name = '${feedCursor}'`),
+};
+
+export interface FeedRound {
+  /** Events read; a full batch means there may be more. */
+  events: number;
+  deliveries: number;
+  /** No webhook is enabled (the cursor is gone): no event needs reading until one joins the feed. */
+  idle: boolean;
+}
+
+const nothing: FeedRound = { events: 0, deliveries: 0, idle: false };
+const idle: FeedRound = { events: 0, deliveries: 0, idle: true };
+export const feedBatch = BATCH;
+
+/**
+ * Turns the events after the feed's cursor into deliveries, one per enabled
+ * webhook whose filters match, and advances the cursor in the same
+ * transaction: each event becomes each webhook's delivery exactly once,
+ * whichever instance feeds and whenever one crashes. With no webhook enabled
+ * the cursor is dropped and nothing is written until one is created or
+ * enabled again (which puts the cursor back at the log's head).
+ */
+export async function feed(db: Database): Promise<FeedRound> {
+  // A read outside any transaction first: when nothing is new, nothing is written or locked.
+  const cursor = await db.get(statements.cursor, []);
+  if (!cursor) return idle;
+  if ((await readEvents(db, { after: cursor.position, limit: 1 })).length === 0) return nothing;
+  return db.transaction(async (tx) => {
+    const locked = await tx.get(statements.lockCursor, []);
+    if (!locked) return idle;
+    const subscriptions: Subscription[] = (await tx.all(webhookStatements.subscriptions, [])).map((row) => ({
+      id: row.id,
+      types: JSON.parse(row.types),
+      agentId: row.agent_id,
+    }));
+    if (subscriptions.length === 0) {
+      await tx.run(statements.leave, []);
+      return idle;
+    }
+    const events = await readEvents(tx, { after: locked.position, limit: BATCH });
+    const last = events.at(-1);
+    if (!last) return nothing;
+    const rows = events.flatMap((event) =>
+      subscriptions
+        .filter((subscription) => wants(subscription, event))
+        .map((subscription) => ({ id: timeOrderedUuid(), webhook_id: subscription.id, event_id: String(event.id) })),
+    );
+    if (rows.length > 0) {
+      await tx.run(deliveryStatements.insertMany, [JSON.stringify(rows), new Date()]);
+      await tx.notify(deliveriesChannel);
+    }
+    await tx.run(statements.advance, [last.id]);
+    return { events: events.length, deliveries: rows.length, idle: false };
+  });
+}
