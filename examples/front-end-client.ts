@@ -14,7 +14,7 @@ export async function startScout(): Promise<{ agent: Agent; pending: Task[] }> {
   const input: RouterInputs["agents"]["create"] = { name: "Scout", type: "worker" };
   const agent = await api.agents.create.mutate(input);
   await api.tasks.create.mutate({ agent_id: agent.id, title: "Survey the area", priority: 5 });
-  const pending = await api.tasks.list.query({ agent_id: agent.id, status: "pending", limit: 10 });
+  const { items: pending } = await api.tasks.list.query({ agent_id: agent.id, status: "pending", limit: 10 });
   return { agent, pending };
 }
 

@@ -13,7 +13,7 @@ const agent = await api.agents.create.mutate({ name: "Scout", type: "worker" });
 console.log("created", JSON.stringify(agent));
 
 const idle = await api.agents.list.query({ status: "idle", limit: 10 });
-console.log("listed", JSON.stringify(idle.map((a) => a.id)));
+console.log("listed", JSON.stringify(idle.items.map((a) => a.id)));
 
 const running = await api.agents.update.mutate({ agent_id: agent.id, status: "running" });
 console.log("updated", running.status);

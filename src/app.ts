@@ -5,13 +5,18 @@ import type { Config } from "./config.js";
 import { docsRouter, docsRoutes } from "./http/docs.js";
 import { errorHandler, notFoundOrMethodNotAllowed } from "./http/fallback.js";
 import { admission } from "./http/guards/admission.js";
+
+type Shedding = ReturnType<typeof admission>;
+
 import { withBrowserHeaders } from "./http/guards/browser-headers.js";
+import { createLimits, type Limits } from "./http/limits.js";
 import { buildOpenApiDocument } from "./http/openapi/document.js";
 import { withParameterExamples } from "./http/openapi/parameter-examples.js";
 import { documentRateLimits } from "./http/openapi/rate-limits.js";
 import { tokenPaths } from "./http/openapi/token.js";
 import { operationsRoutes } from "./http/operations/routes.js";
 import { createDispatcher, type PathHandler } from "./http/rest/dispatcher.js";
+import { limitedPath } from "./http/rest/limited-path.js";
 import { procedureRoutes } from "./http/rest/procedures.js";
 import { restResources } from "./http/rest/resource.js";
 import { RouteTable } from "./http/rest/table.js";
@@ -20,11 +25,10 @@ import { trpcHandler } from "./http/trpc.js";
 import { isTrpcPath } from "./http/trpc-path.js";
 import { documentVersionedRoutes } from "./http/versioned/openapi.js";
 import { dataPaths } from "./http/versioned/paths.js";
-import { createLimits, type Limits } from "./limits/index.js";
-import { limitedPath } from "./limits/rest.js";
 import { unmatchedRoute } from "./metrics/http-requests.js";
+import { authenticator } from "./modules/auth/authenticator.js";
 import { appRouter } from "./modules/index.js";
-import type { AppDeps } from "./trpc/context.js";
+import type { AppDeps, ServiceDeps } from "./trpc/context.js";
 
 export const version = packageJson.version;
 
@@ -61,11 +65,11 @@ function restTable(deps: AppDeps, limits: Limits): RouteTable<PathHandler> {
 }
 
 /** /trpc, /token, the docs and the fallbacks: what the route table does not serve. */
-function expressApp(deps: AppDeps, document: object, limits: Limits) {
+function expressApp(deps: AppDeps, document: object, limits: Limits, shedding: Shedding) {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
-  app.use("/trpc", trpcHandler(appRouter, deps, limits.requests));
+  app.use("/trpc", trpcHandler(appRouter, deps, { admission: shedding, requests: limits.requests }));
   app.use(tokenRouter(deps, limits));
   app.use(docsRouter(document));
   app.use(notFoundOrMethodNotAllowed([...docsRoutes, ...tokenRoutes]));
@@ -83,22 +87,20 @@ const expressRoute = (path: string) => {
 };
 
 /** The whole HTTP surface as a node:http request handler; listening is the caller's job (main.ts, tests). */
-export function createApp(deps: AppDeps): RequestListener {
+export function createApp(services: ServiceDeps): RequestListener {
+  const deps: AppDeps = { ...services, auth: authenticator(services.config) };
   const limits = createLimits(deps);
-  const web = expressApp(deps, openApiDocument(deps.config), limits);
+  const shedding = admission(deps.config.load, deps.db.provider);
+  const web = expressApp(deps, openApiDocument(deps.config), limits, shedding);
   const dispatcher = createDispatcher({
     table: restTable(deps, limits),
-    admission: admission(deps.config.load, deps.db.provider),
+    admission: shedding,
     bodyLimit: deps.config.bodyLimit,
     logger: deps.logger,
-    refusesItself: isTrpcPath,
+    admitsItself: isTrpcPath,
     operations: operationsRoutes(deps),
     fallbackRoute: expressRoute,
-    fallback: (req, res, handoff) => {
-      // Express keeps res.locals when it is already there: the handoff rides on it.
-      (res as typeof res & { locals: object }).locals = handoff;
-      web(req, res);
-    },
+    fallback: web,
   });
   return withBrowserHeaders(deps.config.corsOrigins, dispatcher);
 }

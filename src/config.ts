@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { trustProxySetting } from "./limits/trust-proxy.js";
+import { trustProxySetting } from "./trust-proxy.js";
 
 // Environment variables set to an empty string count as unset.
 const optional = <T extends z.ZodType>(schema: T) =>

@@ -1,16 +1,18 @@
+import { TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+import { isDatabaseUnavailable } from "./db/unavailable.js";
 
 /**
  * THE error catalogue: every kind of error the service answers with, one row
- * each. REST bodies (http/errors.ts), tRPC codes (trpc/init.ts), the data
- * versions' formats (data/errors.ts) and the OpenAPI document
- * (http/openapi/errors.ts) all read this table, so they cannot drift apart.
+ * each. REST bodies (http/error-responses.ts), tRPC codes (trpc/procedures.ts),
+ * the data versions' formats (http/versioned/formats.ts) and the OpenAPI
+ * document (http/openapi/errors.ts) all read this table, so they cannot drift apart.
  *
  * - `status`: the HTTP status on every transport.
  * - `trpc`: the tRPC code, which gives the same status over /trpc.
- * - `v1`: the `code` of the versioned groups' v1 format (SPEC §8.2).
+ * - `v1`: the `code` of the versioned groups' v1 format (docs/api/data.md).
  * - `body`: the REST body: `detail` is `{"detail": message}`; `error` is
- *   `{"error": kind, "message", "details"?}` (SPEC §5).
+ *   `{"error": kind, "message", "details"?}` (docs/errors.md).
  * - `response`: the document's response component, its description and the
  *   headers this kind always carries.
  */
@@ -178,7 +180,14 @@ export class AppError extends Error {
 /** The message of every unexpected error, on every transport: it never says what went wrong inside. */
 export const internalErrorMessage = "An unexpected error occurred";
 
-export const notFound = (what: string) => new AppError("not_found", `${what} not found`);
+/** `{"detail":"Agent not found"}` for `notFound("Agent")`; a path that names nothing is `{"detail":"Not Found"}`. */
+export const notFound = (what?: string) => new AppError("not_found", what ? `${what} not found` : "Not Found");
+
+export const methodNotAllowed = (allowed: readonly string[]) =>
+  new AppError("method_not_allowed", "Method Not Allowed", undefined, { Allow: allowed.join(", ") });
+
+export const databaseUnavailable = () =>
+  new AppError("unavailable", "The database is unavailable; retry shortly", undefined, { "Retry-After": "5" });
 
 export const validationError = (issues: FieldIssue[]) =>
   new AppError(
@@ -188,3 +197,58 @@ export const validationError = (issues: FieldIssue[]) =>
       issues,
     },
   );
+
+const internalError = () => new AppError("internal_error", internalErrorMessage);
+
+const malformedInput = () => validationError([{ field: "input", message: "Malformed JSON" }]);
+
+/** The kind a tRPC code stands for: the first row with that code (431 borrows 413's code, see the catalogue). */
+const kindOfTrpcCode = new Map<string, ErrorKind>();
+for (const kind of errorKinds)
+  if (!kindOfTrpcCode.has(errorCatalogue[kind].trpc)) kindOfTrpcCode.set(errorCatalogue[kind].trpc, kind);
+
+type IssueLike = { path?: readonly (PropertyKey | { key: PropertyKey })[]; message: string };
+
+/** A validation library's issues as the contract's `{field, message}`. */
+export const fieldIssues = (issues: readonly IssueLike[]): FieldIssue[] =>
+  issues.map((issue) => {
+    const path = (issue.path ?? []).map((part) => String(typeof part === "object" ? part.key : part));
+    return { field: path.length > 0 ? path.join(".") : "body", message: issue.message };
+  });
+
+const hasIssues = (cause: unknown): cause is { issues: IssueLike[] } =>
+  typeof cause === "object" && cause !== null && "issues" in cause && Array.isArray(cause.issues);
+
+/**
+ * Any error as the AppError it stands for. Services throw AppError; tRPC wraps
+ * it, or raises its own (input validation, malformed input, unknown procedure);
+ * a database that cannot be reached is `unavailable`; anything else is an
+ * unexpected `internal_error` whose text is never shown.
+ */
+export function appErrorOf(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
+  if (!(error instanceof TRPCError)) return internalError();
+  if (error.cause instanceof AppError) return error.cause;
+  if (isDatabaseUnavailable(error.cause)) return databaseUnavailable();
+  switch (error.code) {
+    case "BAD_REQUEST":
+      if (hasIssues(error.cause)) return validationError(fieldIssues(error.cause.issues));
+      // /trpc parses its own input (REST bodies are read by http/body.ts); the parser's words are not shown.
+      if (error.cause instanceof SyntaxError) return malformedInput();
+      return validationError([{ field: "input", message: error.message }]);
+    case "PARSE_ERROR":
+      return malformedInput();
+    case "INTERNAL_SERVER_ERROR":
+      return internalError();
+    default: {
+      // tRPC's own errors (unknown procedure, wrong method, …): its message is its own, never a library's.
+      const kind: ErrorKind | undefined = kindOfTrpcCode.get(error.code);
+      return kind ? new AppError(kind, error.message) : internalError();
+    }
+  }
+}
+
+/** The error as a TRPCError whose code carries its status; the AppError stays its cause. */
+export const trpcErrorOf = (error: AppError) =>
+  new TRPCError({ code: errorCatalogue[error.kind].trpc, message: error.message, cause: error });

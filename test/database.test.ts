@@ -7,8 +7,7 @@ import { agentsService } from "../src/modules/agents/service.js";
 import { agentStatements } from "../src/modules/agents/sql.js";
 import { eventsChannel, recordEvents } from "../src/modules/events/outbox.js";
 import { tasksService } from "../src/modules/tasks/service.js";
-import { deliveriesChannel } from "../src/modules/webhooks/delivery-sql.js";
-import { feedChannel } from "../src/modules/webhooks/sql.js";
+import { deliveriesChannel, feedChannel } from "../src/modules/webhooks/sql.js";
 import { createTestDatabase, type TestDatabase, testProvider } from "./helpers/databases.js";
 
 let database: TestDatabase;

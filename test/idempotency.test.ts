@@ -5,7 +5,7 @@ import { fingerprintOf } from "../src/idempotency/key.js";
 import { idempotencyStore } from "../src/idempotency/sql.js";
 import type { AgentOut } from "../src/modules/agents/schemas.js";
 import type { AppRouter } from "../src/modules/index.js";
-import { cipherFor } from "../src/secrets/cipher-for.js";
+import { cipherFor } from "../src/secrets/cipher.js";
 import { startTestApp, type TestApp, testConfig } from "./helpers/app.js";
 import { testProvider } from "./helpers/databases.js";
 import { createAgent } from "./helpers/factories.js";
@@ -208,7 +208,7 @@ describe("a request still running", () => {
     const body = { name: `held-${key}`, type: "worker" };
     const sender = "address:127.0.0.1";
     const fingerprint = fingerprintOf("agents.create", body, sender);
-    expect(await idempotencyStore.claim(app.database.db, sender, key, fingerprint, 60_000)).toBe(true);
+    expect(await idempotencyStore.claim(app.database.db, { sender, key, fingerprint }, 60_000)).toBeDefined();
     const second = await post(app, "/agents", body, key);
     expect(second.status).toBe(409);
     expect(second.headers.get("retry-after")).toBe("1");

@@ -281,31 +281,31 @@ describe("GET /agents/{agent_id}/tasks", () => {
 });
 
 describe("over tRPC", () => {
-  it("agents.page gives the items, the next cursor and the total; agents.list takes the same filters", async () => {
+  it("agents.list gives the items, the next cursor and the total, with every filter", async () => {
     const { group, agents } = await agentGroup(5);
-    const first = await client.agents.page.query({ metadata: { group }, limit: 2, include_total: true });
+    const first = await client.agents.list.query({ metadata: { group }, limit: 2, include_total: true });
     expect(ids(first.items)).toEqual(ids(agents.slice(0, 2)));
     expect(first.total).toBe(5);
-    const second = await client.agents.page.query({ metadata: { group }, limit: 2, after: first.next_cursor ?? "" });
+    const second = await client.agents.list.query({ metadata: { group }, limit: 2, after: first.next_cursor ?? "" });
     expect(ids(second.items)).toEqual(ids(agents.slice(2, 4)));
     expect(second.total).toBeNull();
-    const third = await client.agents.page.query({ metadata: { group }, limit: 2, after: second.next_cursor ?? "" });
+    const third = await client.agents.list.query({ metadata: { group }, limit: 2, after: second.next_cursor ?? "" });
     expect(ids(third.items)).toEqual(ids(agents.slice(4)));
     expect(third.next_cursor).toBeNull();
     const listed = await client.agents.list.query({ metadata: { group, parity: "odd" }, order: "desc" });
-    expect(ids(listed)).toEqual(ids([agents[3], agents[1]] as AgentOut[]));
+    expect(ids(listed.items)).toEqual(ids([agents[3], agents[1]] as AgentOut[]));
   });
 
-  it("tasks.page pages an agent's tasks", async () => {
+  it("tasks.list pages an agent's tasks", async () => {
     const agent = await createAgent(app);
     const tasks = [await createTask(app, agent.id), await createTask(app, agent.id)];
-    const page = await client.tasks.page.query({ agent_id: agent.id, limit: 1, order: "desc", include_total: true });
+    const page = await client.tasks.list.query({ agent_id: agent.id, limit: 1, order: "desc", include_total: true });
     expect(page).toEqual({ items: [tasks[1]], next_cursor: expect.any(String), total: 2 });
   });
 
   it("refuses bad list input with BAD_REQUEST and the field", async () => {
     const refused = async (input: Record<string, unknown>) => {
-      const error = await client.agents.page.query(input as never).catch((e: unknown) => e);
+      const error = await client.agents.list.query(input as never).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TRPCClientError);
       const data = (error as TRPCClientError<AppRouter>).data as {
         code: string;
@@ -319,7 +319,7 @@ describe("over tRPC", () => {
     expect(await refused({ metadata: { a: 1 } })).toEqual(["metadata.a"]);
     // A __proto__ key cannot be written in an object literal: sent as the JSON a client would send.
     const input = encodeURIComponent('{"metadata":{"__proto__":"x"}}');
-    const res = await app.request(`/trpc/agents.page?input=${input}`);
+    const res = await app.request(`/trpc/agents.list?input=${input}`);
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error: { data: { details: unknown } } };
     expect(body.error.data.details).toEqual({

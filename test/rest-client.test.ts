@@ -359,7 +359,11 @@ describe("a client generated from /openapi.json", () => {
           : procedure === "tasks.create"
             ? { title: "Keyed", ...agent }
             : { worker: "Keyed", ...agent };
-      await idempotencyStore.claim(db, sender, running, fingerprintOf(procedure, input, sender), 60_000);
+      await idempotencyStore.claim(
+        db,
+        { sender, key: running, fingerprint: fingerprintOf(procedure, input, sender) },
+        60_000,
+      );
       expect((await send(running)).response.status).toBe(409);
     }
   });

@@ -4,16 +4,17 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { z } from "zod";
 import { loadConfig } from "../src/config.js";
-import { notFoundError } from "../src/http/error-responses.js";
+import { notFound } from "../src/errors.js";
 import { admission } from "../src/http/guards/admission.js";
 import { sendRestError } from "../src/http/respond.js";
 import { createDispatcher, type PathHandler } from "../src/http/rest/dispatcher.js";
-import type { ServerSentEvent } from "../src/http/rest/event-stream.js";
 import { procedureRoutes } from "../src/http/rest/procedures.js";
 import { restResources } from "../src/http/rest/resource.js";
 import { RouteTable } from "../src/http/rest/table.js";
 import { createLogger } from "../src/logger.js";
-import { publicProcedure, router } from "../src/trpc/init.js";
+import { authenticator } from "../src/modules/auth/authenticator.js";
+import { publicProcedure, router } from "../src/trpc/procedures.js";
+import type { ServerSentEvent } from "../src/trpc/server-sent-events.js";
 import { createTestDatabase, type TestDatabase } from "./helpers/databases.js";
 
 // What a later feature gets from the dispatcher by meta alone: a router of
@@ -60,6 +61,7 @@ beforeAll(async () => {
     config: loadConfig({ SEED_SAMPLE_DATA: "false" }),
     logger: createLogger("silent"),
     shutdown: new AbortController().signal,
+    auth: authenticator(loadConfig({ SEED_SAMPLE_DATA: "false" })),
   };
   const table = new RouteTable<PathHandler>();
   for (const [path, handler] of restResources(procedureRoutes(testRouter, deps.config.bodyLimit), deps)) {
@@ -70,8 +72,8 @@ beforeAll(async () => {
     admission: admission(deps.config.load, database.db.provider),
     bodyLimit: deps.config.bodyLimit,
     logger: deps.logger,
-    refusesItself: () => false,
-    fallback: (_req, res) => sendRestError(res, notFoundError()),
+    admitsItself: () => false,
+    fallback: (_req, res) => sendRestError(res, notFound()),
   });
   server = createServer(dispatch);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -301,7 +301,7 @@ describe("the same procedures over /trpc", () => {
     });
     expect(done).toMatchObject({ status: "running", result: { ok: true } });
     expect(await client.tasks.get.query({ agent_id: agent.id, task_id: task.id })).toEqual(done);
-    expect(await client.tasks.list.query({ agent_id: agent.id, status: "running" })).toEqual([done]);
+    expect((await client.tasks.list.query({ agent_id: agent.id, status: "running" })).items).toEqual([done]);
 
     await expect(
       client.tasks.update.mutate({ agent_id: agent.id, task_id: task.id, status: "pending" }),

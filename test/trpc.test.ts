@@ -17,7 +17,7 @@ describe("the same procedures over /trpc", () => {
     expect(created).toMatchObject({ name: "typed", type: "worker", status: "idle" });
     expect(await client.agents.get.query({ agent_id: created.id })).toEqual(created);
     const list = await client.agents.list.query({ limit: 1000 });
-    expect(list.map((a) => a.id)).toContain(created.id);
+    expect(list.items.map((a) => a.id)).toContain(created.id);
     const replaced = await client.agents.replace.mutate({ agent_id: created.id, name: "renamed", type: "assistant" });
     expect(replaced).toMatchObject({ id: created.id, name: "renamed", type: "assistant" });
     await client.agents.remove.mutate({ agent_id: created.id });

@@ -301,7 +301,11 @@ describe("the delivery log", () => {
   it("takes Idempotency-Key on its creating POSTs: replay, 409 while the first runs, 422 for another request", async () => {
     const sender = "address:127.0.0.1";
     const claimRunning = (key: string, procedure: string, input: object) =>
-      idempotencyStore.claim(app.database.db, sender, key, fingerprintOf(procedure, input, sender), 60_000);
+      idempotencyStore.claim(
+        app.database.db,
+        { sender, key, fingerprint: fingerprintOf(procedure, input, sender) },
+        60_000,
+      );
     const header = (key: string) => ({ "Idempotency-Key": key });
 
     const body = { url: receiver.url, types: ["agent.*"] };

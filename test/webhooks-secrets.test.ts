@@ -5,12 +5,8 @@ import { join, resolve } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
-import {
-  createSecretsCipher,
-  generateSecret,
-  SecretDecryptionError,
-  secretKeyBytes,
-} from "../src/modules/webhooks/secrets.js";
+import { generateSecret, secretKeyBytes } from "../src/modules/webhooks/secrets.js";
+import { createSecretsCipher, SecretDecryptionError } from "../src/secrets/cipher.js";
 import { keyFilePath, readOrCreateKeyFile, secretsKeyMaterial } from "../src/secrets/key-material.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "webhook-secrets-"));

@@ -38,7 +38,9 @@ export function answerClientErrors(server: Server, logger: Logger) {
       socket.destroy();
       return;
     }
-    const line = inFlight ? { method: inFlight.req.method, target: inFlight.req.url } : requestLine(error.rawPacket);
+    // Express rewrites req.url below a mount point (/trpc/x is /x inside /trpc): originalUrl keeps the target.
+    const target = (inFlight?.req as { originalUrl?: string } | undefined)?.originalUrl ?? inFlight?.req.url;
+    const line = inFlight ? { method: inFlight.req.method, target } : requestLine(error.rawPacket);
     const path = line?.target === undefined ? undefined : requestTarget(line.target)?.path;
     const requestId = String(inFlight?.getHeader("X-Request-Id") ?? randomUUID());
     const appError = appErrorOf(error);

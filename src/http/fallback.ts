@@ -1,8 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
+import { methodNotAllowed, notFound } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { methodNotAllowedError, notFoundError } from "./error-responses.js";
+import { requestIdSent } from "./guards/request-id.js";
 import { reportedError, sendRestError } from "./respond.js";
-import type { Handoff } from "./rest/dispatcher.js";
 
 export interface Route {
   method: string;
@@ -19,14 +19,14 @@ export function notFoundOrMethodNotAllowed(routes: Route[]): RequestHandler {
   for (const { method, path } of routes) methodsOf.set(path, [...(methodsOf.get(path) ?? []), method]);
   return (req, res) => {
     const methods = methodsOf.get(req.path.length > 1 ? req.path.replace(/\/$/, "") : req.path);
-    sendRestError(res, methods ? methodNotAllowedError(methods) : notFoundError());
+    sendRestError(res, methods ? methodNotAllowed(methods) : notFound());
   };
 }
 
 /** Errors that reach express (a docs asset that cannot be read, …) get the contract's bodies too. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, _req, res, _next) => {
-    const appError = reportedError(error, logger, (res.locals as Handoff).requestId);
+    const appError = reportedError(error, logger, requestIdSent(res));
     if (res.headersSent) return res.end();
     sendRestError(res, appError);
   };

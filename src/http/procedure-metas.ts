@@ -1,5 +1,5 @@
 import type { OpenApiMeta } from "trpc-to-openapi";
-import type { ProcedureMeta } from "../trpc/init.js";
+import type { ProcedureMeta } from "../trpc/procedures.js";
 
 type Meta = OpenApiMeta<ProcedureMeta>;
 type Procedures = Record<string, { _def: { meta?: unknown } }>;

@@ -1,7 +1,8 @@
 import type { ServerResponse } from "node:http";
 import type { AppError } from "../errors.js";
+import { appErrorOf } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { appErrorOf, restError } from "./error-responses.js";
+import { restError } from "./error-responses.js";
 import { sampleError } from "./error-sampling.js";
 
 /** Headers a response is written with; `X-Request-Id` is already on the response. */

@@ -1,13 +1,12 @@
 import { Router } from "express";
-import { AppError, validationError } from "../errors.js";
-import type { Limits } from "../limits/index.js";
+import { AppError, fieldIssues, validationError } from "../errors.js";
 import { TokenRequest } from "../modules/auth/schemas.js";
 import { authService } from "../modules/auth/service.js";
 import type { AppDeps } from "../trpc/context.js";
 import { isMediaType, readBody } from "./body.js";
-import { fieldIssues } from "./error-responses.js";
+import { requestIdSent } from "./guards/request-id.js";
+import type { Limits } from "./limits.js";
 import { reportedError, sendJson, sendRestError } from "./respond.js";
-import type { Handoff } from "./rest/dispatcher.js";
 import { parseParameters } from "./rest/query.js";
 
 export const tokenRoutes = [{ method: "POST", path: "/token" }];
@@ -40,7 +39,7 @@ export function tokenRouter(deps: AppDeps, limits: Pick<Limits, "login" | "clien
       // RFC 6749 §5.1: token responses must not be cached.
       sendJson(res, 200, token, { "Cache-Control": "no-store", Pragma: "no-cache" });
     } catch (error) {
-      sendRestError(res, reportedError(error, deps.logger, (res.locals as Handoff).requestId));
+      sendRestError(res, reportedError(error, deps.logger, requestIdSent(res)));
     }
   });
   return route;

@@ -1,12 +1,19 @@
-import type { IncomingMessage } from "node:http";
+/**
+ * A result answered from a kept response, not run again: REST and tRPC both
+ * add `Idempotent-Replayed: true` when a procedure's result is one. It
+ * serialises as the result itself, so a transport that does not look sends
+ * the same body.
+ */
+export class Replayed {
+  constructor(readonly data: unknown) {}
 
-// The requests answered from a kept response: each transport adds
-// `Idempotent-Replayed: true` to them. Keyed by the request, which both
-// transports and every procedure's context share.
-const replayed = new WeakSet<IncomingMessage>();
+  toJSON(): unknown {
+    return this.data;
+  }
+}
 
-export const markReplayed = (req: IncomingMessage | undefined) => req && replayed.add(req);
+export const replayedHeader = { "Idempotent-Replayed": "true" } as const;
 
-/** The header a replayed request's response carries, or undefined. */
-export const replayedHeader = (req: IncomingMessage | undefined): Record<string, string> | undefined =>
-  req && replayed.has(req) ? { "Idempotent-Replayed": "true" } : undefined;
+/** The result without its replay mark, and whether it had one. */
+export const unwrapReplayed = (result: unknown): { data: unknown; replayed: boolean } =>
+  result instanceof Replayed ? { data: result.data, replayed: true } : { data: result, replayed: false };

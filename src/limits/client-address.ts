@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import proxyaddr from "proxy-addr";
-import type { TrustProxy } from "./trust-proxy.js";
+import type { TrustProxy } from "../trust-proxy.js";
 
 // An IPv4 peer of a dual-stack socket reads ::ffff:1.2.3.4; it is the same client as 1.2.3.4.
 const mappedIpv4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;

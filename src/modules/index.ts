@@ -1,4 +1,4 @@
-import { createCallerFactory, router } from "../trpc/init.js";
+import { createCallerFactory, router } from "../trpc/procedures.js";
 import { agentsRouter } from "./agents/router.js";
 import { authRouter } from "./auth/router.js";
 import { dataRouter } from "./data/router.js";

@@ -1,5 +1,7 @@
 import { AppError } from "../errors.js";
-import type { Changes } from "../modules/events/types.js";
+
+/** `{field: [old, new]}` for each field a write changed: an update event's `changes`. */
+export type Changes = Record<string, readonly [unknown, unknown]>;
 
 /**
  * Each lost race means another request changed the row in between, so

@@ -168,7 +168,7 @@ export async function listPage<Row extends { created_at: string; id: string }, T
   const rows = (await db.all(page, args)) as Row[];
   const last = rows.at(-1);
   const next = last && rows.length === filter.limit ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null;
-  const result: Page<T> = { items: rows.map(toItem), next };
+  const result: Page<T> = { items: rows.map(toItem), next_cursor: next, total: null };
   if (filter.include_total) {
     const count = countStatement(source, filter);
     const row = (await db.get(count.statement, count.args)) as { total: number | bigint | string } | undefined;

@@ -55,20 +55,24 @@ export const cursorOrSkip = (ctx: { value: { after?: string; skip: number }; iss
   }
 };
 
-/** One page of a list, as the service answers it. */
+/**
+ * One page of a list, as its procedure answers it (meta `paged`): over tRPC
+ * this object; over REST the items are the body, `next_cursor` the `Link` to
+ * the next page and `total` the `X-Total-Count`.
+ */
 export interface Page<T> {
   items: T[];
   /** The cursor of the next page when this one is full. */
-  next: string | null;
+  next_cursor: string | null;
   /** The number of all matches, when asked for. */
-  total?: number;
+  total: number | null;
 }
 
-/** What a tRPC client gets from a page procedure: the items, the next page's cursor, the total when asked for. */
-export const pageOf = <T extends z.ZodType>(item: T, id: string) =>
+/** The schema of a page of `item`s (see Page). */
+export const pageOf = <T extends z.ZodType>(item: T, id: string, example: unknown) =>
   z
     .object({
-      items: z.array(item),
+      items: z.array(item).meta({ example: [example] }),
       next_cursor: z.string().nullable().meta({ description: "Pass as `after` for the next page; null: none" }),
       total: z.int().min(0).nullable().meta({ description: "The number of all matches with include_total, else null" }),
     })

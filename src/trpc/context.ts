@@ -1,17 +1,45 @@
 import type { IncomingMessage } from "node:http";
 import type { Config } from "../config.js";
 import type { Database } from "../db/index.js";
-import type { KeyInStatement } from "../idempotency/in-statement.js";
+import type { KeptAnswer } from "../idempotency/kept-answer.js";
 import type { Logger } from "../logger.js";
-import type { Principal } from "../modules/auth/authorize.js";
+import type { Access } from "./meta.js";
 
-/** What every procedure may use; built once per app, extended per request. */
-export interface AppDeps {
+export type { Access };
+
+/** Who is calling, once the procedure's access check ran (anonymous before, and where none is needed). */
+export type Principal =
+  | { kind: "anonymous" }
+  | { kind: "apiKey" }
+  | { kind: "user"; user: { id: string; email: string } };
+
+/**
+ * Who is calling, as the auth module (src/modules/auth/) judges it: the app
+ * wires it in, so the procedure builders need no domain of their own.
+ */
+export interface Authenticator {
+  /** The principal, judged against what the operation accepts under AUTH_POLICY; throws 401 or 403. */
+  authorize(ctx: Context, access: Access): Promise<Principal>;
+  /**
+   * Whom the request counts against (rate limits, Idempotency-Key senders):
+   * the user or the key its credentials prove, else its client address.
+   * Judged from the credentials alone, reading no database.
+   */
+  requesterOf(req: IncomingMessage): string;
+}
+
+/** What the service runs on: the app is made of these (createApp). */
+export interface ServiceDeps {
   db: Database;
   config: Config;
   logger: Logger;
   /** Aborted when the process begins to shut down: long polls and streams end early. */
   shutdown: AbortSignal;
+}
+
+/** What every procedure may use; built once per app, extended per request. */
+export interface AppDeps extends ServiceDeps {
+  auth: Authenticator;
 }
 
 export interface Context extends AppDeps {
@@ -20,17 +48,12 @@ export interface Context extends AppDeps {
   req?: IncomingMessage;
   /** Who is calling, once the procedure's access check ran (anonymous before, and where none is needed). */
   principal: Principal;
-  /** REST only: the versions `If-Match` accepts (SPEC §13.2); undefined when it is absent or `*`. */
+  /** Whom the request counts against (Authenticator.requesterOf), read once and only when needed. */
+  requester: () => string;
+  /** REST only: the versions `If-Match` accepts; undefined when it is absent or `*`. */
   ifMatch?: readonly number[];
-  /** An Idempotency-Key the procedure's creating statement keeps (meta `keyInStatement`, PostgreSQL). */
-  keyInStatement?: KeyInStatement;
-  /** Set by a list procedure: over REST its page's next cursor and total become `Link` and `X-Total-Count`. */
-  page?: PageHeaders;
-}
-
-export interface PageHeaders {
-  next: string | null;
-  total?: number;
+  /** A creation's Idempotency-Key, whose answer its service keeps with its write (src/idempotency/). */
+  answer?: KeptAnswer;
 }
 
 /**
@@ -38,13 +61,19 @@ export interface PageHeaders {
  * by field, never spread from `deps`: this runs on every request.
  */
 export function createContext(deps: AppDeps, req?: IncomingMessage, requestId = "internal"): Context {
+  let requester: string | undefined;
   return {
     db: deps.db,
     config: deps.config,
     logger: deps.logger,
     shutdown: deps.shutdown,
+    auth: deps.auth,
     requestId,
     req,
     principal: { kind: "anonymous" },
+    requester: () => {
+      requester ??= req ? deps.auth.requesterOf(req) : "internal";
+      return requester;
+    },
   };
 }

@@ -5,7 +5,8 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
-import { appErrorOf, restError } from "../../../src/http/error-responses.js";
+import { appErrorOf } from "../../../src/errors.js";
+import { restError } from "../../../src/http/error-responses.js";
 
 const agentPath = /^\/agents\/([^/]+)\/?$/i;
 

@@ -8,6 +8,7 @@ import { loadConfig } from "../../../src/config.js";
 import { connectDatabase } from "../../../src/db/index.js";
 import { procedureRoutes } from "../../../src/http/rest/procedures.js";
 import { createLogger } from "../../../src/logger.js";
+import { authenticator } from "../../../src/modules/auth/authenticator.js";
 import { appRouter } from "../../../src/modules/index.js";
 import { createContext } from "../../../src/trpc/context.js";
 import { agentListener, isEntry, type Rung, serve } from "./http.js";
@@ -15,7 +16,8 @@ import { agentListener, isEntry, type Rung, serve } from "./http.js";
 export async function procedureRung(databaseUrl: string, env: NodeJS.ProcessEnv = process.env): Promise<Rung> {
   const config = loadConfig({ ...env, DATABASE_URL: databaseUrl });
   const db = await connectDatabase(databaseUrl);
-  const deps = { db, config, logger: createLogger(config.logLevel), shutdown: new AbortController().signal };
+  const services = { db, config, logger: createLogger(config.logLevel), shutdown: new AbortController().signal };
+  const deps = { ...services, auth: authenticator(config) };
   const route = procedureRoutes(appRouter, config.bodyLimit).find((r) => r.procedure === "agents.get");
   if (!route) throw new Error("the router has no agents.get at a REST path");
   return {

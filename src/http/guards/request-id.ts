@@ -14,6 +14,9 @@ export function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
   return requestId;
 }
 
+/** The id `requestIdOf` set on the response, for handlers that did not receive it. */
+export const requestIdSent = (res: ServerResponse | undefined) => String(res?.getHeader("X-Request-Id") ?? "unknown");
+
 /**
  * One access-log line per request, written when the response is done. The
  * line carries the request id itself: no child logger per request.

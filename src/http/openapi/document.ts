@@ -1,21 +1,14 @@
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import type { Config } from "../../config.js";
-import { creates } from "../../idempotency/middleware.js";
 import { acceptedCredentials, type Credential } from "../../modules/auth/policy.js";
 import type { AppRouter } from "../../modules/index.js";
+import { creates } from "../../trpc/meta.js";
 import { procedureMetas } from "../procedure-metas.js";
 import { errorComponents, errorResponseRefs } from "./errors.js";
 import { documentIdempotent } from "./idempotency.js";
 import { documentList } from "./list-headers.js";
+import type { ExtraPaths, Operation } from "./types.js";
 import { documentVersioned } from "./versioned-resources.js";
-
-export type Operation = {
-  operationId?: string;
-  parameters?: { in: string; name: string; style?: string; explode?: boolean }[];
-  responses: Record<string, { description?: string; content?: unknown; headers?: Record<string, unknown> }>;
-  requestBody?: unknown;
-  security?: unknown;
-};
 
 export const securitySchemes = {
   bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A token from POST /token" },
@@ -35,8 +28,6 @@ const securityOf: Record<Credential, Record<string, string[]>[]> = {
  * responses to the contract: its real success status and the real error bodies,
  * and sets its security to exactly what it accepts under the running AUTH_POLICY.
  */
-export type ExtraPaths = Parameters<typeof generateOpenApiDocument>[1]["paths"];
-
 export function buildOpenApiDocument(
   router: AppRouter,
   version: string,
@@ -94,7 +85,7 @@ export function buildOpenApiDocument(
       Object.assign(responses, errorResponseRefs([...errorStatuses].sort((a, b) => a - b)));
       operation.responses = responses;
       if (meta.versioned) documentVersioned(method, operation as Parameters<typeof documentVersioned>[1]);
-      if (meta.listHeaders) documentList(operation);
+      if (meta.paged) documentList(operation, document.components?.schemas ?? {});
       if (creates(meta)) documentIdempotent(operation as Parameters<typeof documentIdempotent>[0]);
     }
   }

@@ -1,4 +1,4 @@
-import type { Operation } from "./document.js";
+import type { Operation } from "./types.js";
 
 const pageHeaders = {
   Link: {
@@ -11,14 +11,26 @@ const pageHeaders = {
   },
 };
 
+type Schema = { $ref?: string; properties?: Record<string, unknown> };
+type Media = Record<string, { schema?: Schema }>;
+
 /**
- * A paged list's operation: its 200 carries the page headers, and its
- * metadata filter is written `metadata[key]=value` (deepObject), which is
- * how the REST layer reads it and how generated clients send an object.
+ * A paged list's operation (meta `paged`): its 200 is the page's items, with
+ * the page's cursor and total as headers, and its metadata filter is written
+ * `metadata[key]=value` (deepObject), which is how the REST layer reads it
+ * and how generated clients send an object.
  */
-export function documentList(operation: Operation): void {
+export function documentList(operation: Operation, schemas: Record<string, unknown>): void {
   const success = operation.responses["200"];
-  if (success) success.headers = { ...success.headers, ...pageHeaders };
+  if (success) {
+    success.headers = { ...success.headers, ...pageHeaders };
+    const media = (success.content as Media | undefined)?.["application/json"];
+    const ref = media?.schema?.$ref;
+    const page = (ref ? schemas[ref.replace("#/components/schemas/", "")] : media?.schema) as Schema | undefined;
+    const items = page?.properties?.items;
+    if (!media || !items) throw new Error(`${operation.operationId}: a paged list's output must be a page of items`);
+    media.schema = items as Schema;
+  }
   for (const parameter of operation.parameters ?? []) {
     if (parameter.in === "query" && parameter.name === "metadata") {
       parameter.style = "deepObject";

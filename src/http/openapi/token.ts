@@ -1,6 +1,6 @@
 import { TokenRequest, TokenResponse } from "../../modules/auth/schemas.js";
-import type { ExtraPaths } from "./document.js";
 import { errorResponseRefs } from "./errors.js";
+import type { ExtraPaths } from "./types.js";
 
 /** POST /token in the OpenAPI document: it is not a procedure, so it is described here. */
 export const tokenPaths: ExtraPaths = {

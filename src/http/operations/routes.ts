@@ -1,12 +1,11 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Registry } from "prom-client";
-import { AppError } from "../../errors.js";
-import { countGauges } from "../../metrics/counts.js";
+import { AppError, methodNotAllowed } from "../../errors.js";
 import { registry } from "../../metrics/registry.js";
 import type { AppDeps } from "../../trpc/context.js";
-import { methodNotAllowedError } from "../error-responses.js";
 import { sendJson, sendRestError } from "../respond.js";
+import { countGauges } from "./count-gauges.js";
 import { readiness } from "./readiness.js";
 
 /** The operations paths: answered before admission, the rate limit and the access log at info. */
@@ -62,7 +61,7 @@ export function operationsRoutes(deps: AppDeps) {
     if (!route) return undefined;
     return async (req, res) => {
       if (req.method !== "GET" && req.method !== "HEAD") {
-        sendRestError(res, methodNotAllowedError(["GET", "HEAD"]));
+        sendRestError(res, methodNotAllowed(["GET", "HEAD"]));
         return;
       }
       await route(req, res);

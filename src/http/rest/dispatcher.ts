@@ -1,9 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type AppError, validationError } from "../../errors.js";
+import { type AppError, notFound, validationError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { observeRequest, unmatchedRoute } from "../../metrics/http-requests.js";
 import { hasBody, preloadBody } from "../body.js";
-import { notFoundError } from "../error-responses.js";
 import type { Admission, admission } from "../guards/admission.js";
 import { logAccess, requestIdOf } from "../guards/request-id.js";
 import { requestTarget } from "../guards/request-target.js";
@@ -31,22 +30,16 @@ export interface PathHandler {
   waits?(method: string): "stream" | "long-poll" | undefined;
 }
 
-/** What reaches express (/trpc, /token, the docs, the fallbacks): the request's id and any refusal to pass on. */
-export interface Handoff {
-  requestId: string;
-  /** Set when admission refused the request: the route answers it in its own format. */
-  refusal?: AppError;
-}
-
 export interface DispatcherOptions {
   table: RouteTable<PathHandler>;
   admission: ReturnType<typeof admission>;
   /** BODY_LIMIT: bodies are read before admission, as every route would read them. */
   bodyLimit: number;
   logger: Logger;
-  /** Paths whose refusals the fallback answers itself (in tRPC's format for /trpc). */
-  refusesItself: (path: string) => boolean;
-  fallback: (req: IncomingMessage, res: ServerResponse, handoff: Handoff) => void;
+  /** Paths the fallback admits itself, once it has read the body (/trpc, whose refusals are in tRPC's format). */
+  admitsItself: (path: string) => boolean;
+  /** Serves what the table does not: express (/trpc, /token, the docs, 404 and 405). */
+  fallback: (req: IncomingMessage, res: ServerResponse) => void;
   /** The metrics route label of a path the table does not serve (default: "unmatched"). */
   fallbackRoute?: (path: string) => string;
   /**
@@ -67,7 +60,7 @@ const badTarget = () =>
  * status, headers and body itself. Anything else goes to `fallback`.
  */
 export function createDispatcher(options: DispatcherOptions) {
-  const { table, admission, bodyLimit, logger, refusesItself, fallback } = options;
+  const { table, admission, bodyLimit, logger, admitsItself, fallback } = options;
   const { fallbackRoute = () => unmatchedRoute, operations = () => undefined } = options;
   /**
    * A request enters the in-flight budget only once its body has arrived:
@@ -108,14 +101,18 @@ export function createDispatcher(options: DispatcherOptions) {
     const match = segments && table.match(segments);
     observeRequest(res, method, match ? match.template : fallbackRoute(target.path));
     if (!segments) {
-      sendRestError(res, notFoundError());
+      sendRestError(res, notFound());
+      return;
+    }
+    if (!match && admitsItself(target.path)) {
+      fallback(req, res);
       return;
     }
     const admitted = admit(req, res, match?.item.waits?.(method));
     const proceed = (refusal: AppError | undefined) => {
       if (!match) {
-        if (refusal && !refusesItself(target.path)) sendRestError(res, refusal);
-        else fallback(req, res, { requestId, refusal });
+        if (refusal) sendRestError(res, refusal);
+        else fallback(req, res);
         return;
       }
       const request: RestRequest = {

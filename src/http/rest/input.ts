@@ -1,8 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { z } from "zod";
-import { type FieldIssue, validationError } from "../../errors.js";
+import { type FieldIssue, fieldIssues, notFound, validationError } from "../../errors.js";
 import { readJsonObject } from "../body.js";
-import { fieldIssues, notFoundError } from "../error-responses.js";
 import { compileCoercion } from "./coerce.js";
 import { parseParameters } from "./query.js";
 
@@ -66,7 +65,7 @@ export function inputReader(
       const pathIssues: FieldIssue[] = [];
       const values = coercePath(params, pathIssues);
       // A path that names nothing this route can hold matches no resource (SPEC §1).
-      if (pathIssues.length > 0) throw notFoundError();
+      if (pathIssues.length > 0) throw notFound();
       for (const name of pathNames) input[name] = values[name];
     }
     if (issues.length > 0) refuse(input, issues);

@@ -1,4 +1,4 @@
-import type { PageHeaders } from "../../trpc/context.js";
+import type { Page } from "../../resources/lists.js";
 import type { Headers } from "../respond.js";
 
 /** A parameter's name as the query parser reads it; an undecodable one is kept as it is. */
@@ -25,10 +25,10 @@ function nextTarget(url: string, cursor: string): string {
   return `${path}?${[...kept, `after=${cursor}`].join("&")}`;
 }
 
-/** SPEC §13.3: `Link: <…after=…>; rel="next"` on a full page, `X-Total-Count` when the total was asked for. */
-export function pageHeaders(url: string, page: PageHeaders): Headers {
+/** `Link: <…after=…>; rel="next"` on a full page, `X-Total-Count` when the total was asked for. */
+export function pageHeaders(url: string, page: Page<unknown>): Headers {
   const headers: Headers = {};
-  if (page.next !== null) headers.Link = `<${nextTarget(url, page.next)}>; rel="next"`;
-  if (page.total !== undefined) headers["X-Total-Count"] = String(page.total);
+  if (page.next_cursor !== null) headers.Link = `<${nextTarget(url, page.next_cursor)}>; rel="next"`;
+  if (page.total !== null) headers["X-Total-Count"] = String(page.total);
   return headers;
 }

@@ -2,7 +2,7 @@ import { type AnyTRPCProcedure, type AnyTRPCRouter, getTRPCErrorFromUnknown, typ
 import type { OpenApiMeta, OpenApiMethod } from "trpc-to-openapi";
 import { z } from "zod";
 import type { Context } from "../../trpc/context.js";
-import type { ProcedureMeta } from "../../trpc/init.js";
+import type { ProcedureMeta } from "../../trpc/procedures.js";
 import { type InputReader, inputReader } from "./input.js";
 
 export type Meta = OpenApiMeta<ProcedureMeta>;

@@ -1,7 +1,9 @@
 import type { AppError } from "../../errors.js";
-import { replayedHeader } from "../../idempotency/replayed.js";
-import { type AppDeps, type Context, createContext } from "../../trpc/context.js";
-import { methodNotAllowedError } from "../error-responses.js";
+import { methodNotAllowed } from "../../errors.js";
+import { replayedHeader, unwrapReplayed } from "../../idempotency/replayed.js";
+import type { Page } from "../../resources/lists.js";
+import { type AppDeps, createContext } from "../../trpc/context.js";
+import { successOf } from "../../trpc/meta.js";
 import { type Headers, reportedError, sendEmpty, sendJson, sendRestError } from "../respond.js";
 import type { PathHandler, RestRequest } from "./dispatcher.js";
 import { writeEventStream } from "./event-stream.js";
@@ -10,26 +12,31 @@ import { etagHeader, notModified, readIfMatch } from "./preconditions.js";
 import type { ProcedureRoute } from "./procedures.js";
 
 /**
- * The status and headers of a success, from the procedure's meta: 201 with
+ * A success as the procedure's meta and result say (trpc/meta.ts): 201 with
  * `Location` for a creation, 204 with no body for a deletion, 200 otherwise,
- * or the other success the result chose; plus whatever `responseHeaders`
- * derives from the result; a versioned resource's ETag, and 304 for a GET
- * that already has it.
+ * or the other success the result chose; the headers `responseHeaders`
+ * derives from the result; a page's items as the body with its `Link` and
+ * `X-Total-Count`; a versioned resource's ETag, and 304 for a GET that
+ * already has it; `Idempotent-Replayed` for an answer kept for its key.
  */
-function writeSuccess(request: RestRequest, route: ProcedureRoute, data: unknown, input: unknown, ctx: Context) {
-  const { successStatus = 200, location, responseHeaders, otherSuccess } = route.meta;
-  const status = otherSuccess?.when(data, input) ? otherSuccess.status : successStatus;
-  let headers: Headers | undefined;
-  if (location && status === 201) headers = { Location: location(data as Parameters<typeof location>[0]) };
-  if (responseHeaders && data !== null) headers = { ...headers, ...responseHeaders(data, input) };
-  if (ctx.page) headers = { ...headers, ...pageHeaders(request.req.url ?? "", ctx.page) };
-  const replayed = replayedHeader(request.req);
-  if (replayed) headers = { ...headers, ...replayed };
+function writeSuccess(request: RestRequest, route: ProcedureRoute, result: unknown, input: unknown) {
+  const { data, replayed } = unwrapReplayed(result);
+  const { meta } = route;
+  const { status, headers: success } = successOf(meta, data, input);
+  let headers: Headers | undefined = status === 201 ? success : undefined;
+  if (meta.responseHeaders && data !== null) headers = { ...headers, ...meta.responseHeaders(data, input) };
+  let body = data;
+  if (meta.paged) {
+    const page = data as Page<unknown>;
+    headers = { ...headers, ...pageHeaders(request.req.url ?? "", page) };
+    body = page.items;
+  }
+  if (replayed) headers = { ...headers, ...replayedHeader };
   const etag = etagHeader(route, data);
   if (etag) headers = { ...headers, ...etag };
   if (status === 200 && notModified(request, etag)) return sendEmpty(request.res, 304, etag);
   if (status === 204) return sendEmpty(request.res, 204, headers);
-  sendJson(request.res, status, data, headers);
+  sendJson(request.res, status, body, headers);
 }
 
 /** Aborted when the client goes away before its answer: a long poll stops waiting for nobody. */
@@ -59,7 +66,7 @@ export function restResource(routes: ProcedureRoute[], deps: AppDeps): PathHandl
     },
     async handle(request) {
       const route = byMethod.get(request.method) ?? (request.method === "HEAD" ? byMethod.get("GET") : undefined);
-      if (!route) return refuse(request, methodNotAllowedError(allowed));
+      if (!route) return refuse(request, methodNotAllowed(allowed));
       try {
         const input = await route.readInput(request);
         const ctx = createContext(deps, request.req, request.requestId);
@@ -70,13 +77,13 @@ export function restResource(routes: ProcedureRoute[], deps: AppDeps): PathHandl
         } else {
           // Only a procedure that waits needs to know that its client left; the rest finish in moments.
           const signal = route.meta.longPoll ? leaving(request).signal : undefined;
-          writeSuccess(request, route, await route.invoke(ctx, input, signal), input, ctx);
+          writeSuccess(request, route, await route.invoke(ctx, input, signal), input);
         }
       } catch (error) {
         const appError = reportedError(error, request.log, request.requestId);
         // A stream that fails after its first bytes can only stop.
         if (request.res.headersSent) request.res.end();
-        else sendRestError(request.res, appError, replayedHeader(request.req));
+        else sendRestError(request.res, appError);
       }
     },
   };

@@ -1,7 +1,7 @@
 import type { AppError } from "../../errors.js";
+import { methodNotAllowed, notFound } from "../../errors.js";
 import { healthReport } from "../../modules/data/health.js";
 import { type AppDeps, createContext } from "../../trpc/context.js";
-import { methodNotAllowedError, notFoundError } from "../error-responses.js";
 import { reportedError, sendEmpty, sendJson, sendRestError } from "../respond.js";
 import type { PathHandler, RestRequest } from "../rest/dispatcher.js";
 import type { ProcedureRoute } from "../rest/procedures.js";
@@ -80,7 +80,7 @@ export function dataPaths(routes: ProcedureRoute[], deps: AppDeps): [string, Pat
       // X-API-Version says: no version of the path answers that method (SPEC §1).
       if (request.method !== "GET" && request.method !== "HEAD") {
         markVersion(request, version ?? 1, route);
-        return sendRestError(request.res, methodNotAllowedError(["GET"]));
+        return sendRestError(request.res, methodNotAllowed(["GET"]));
       }
       if (!version) {
         const value = String(request.req.headers["x-api-version"]).trim();
@@ -89,7 +89,7 @@ export function dataPaths(routes: ProcedureRoute[], deps: AppDeps): [string, Pat
       }
       markVersion(request, version, route);
       const endpoint = table.get(version)?.get(route);
-      if (!endpoint) return sendRestError(request.res, notFoundError());
+      if (!endpoint) return sendRestError(request.res, notFound());
       await run(request, version, endpoint);
     },
     refuse(request, error) {

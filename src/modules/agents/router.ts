@@ -1,12 +1,10 @@
 import { z } from "zod";
-import { pageBody, pageItems } from "../../resources/pages.js";
-import { readProcedure, router, writeProcedure } from "../../trpc/init.js";
+import { readProcedure, router, writeProcedure } from "../../trpc/procedures.js";
 import { acceptedVersions } from "../../trpc/versions.js";
 import {
   Agent,
   AgentCreate,
   AgentDeleteInput,
-  AgentList,
   AgentListQuery,
   AgentPage,
   AgentReplace,
@@ -32,17 +30,11 @@ export const agentsRouter = router({
         protect: false,
         errorResponses: [400],
       },
-      listHeaders: true,
+      paged: true,
     })
     .input(AgentListQuery)
-    .output(AgentList)
-    .query(async ({ ctx, input }) => pageItems(ctx, await agentsService.list(ctx.db, input))),
-
-  /** tRPC only: the same list as one object, with the next page's cursor and the total. */
-  page: readProcedure
-    .input(AgentListQuery)
     .output(AgentPage)
-    .query(async ({ ctx, input }) => pageBody(await agentsService.list(ctx.db, input))),
+    .query(({ ctx, input }) => agentsService.list(ctx.db, input)),
 
   get: readProcedure
     .meta({
@@ -74,14 +66,13 @@ export const agentsRouter = router({
       },
       successStatus: 201,
       location: (agent) => `/agents/${agent.id}`,
+      idempotency: "with-write",
       keptInClear: true,
-      keyInTransaction: true,
-      keyInStatement: true,
       versioned: true,
     })
     .input(AgentCreate)
     .output(Agent)
-    .mutation(({ ctx, input }) => agentsService.create(ctx.db, input, ctx.keyInStatement)),
+    .mutation(({ ctx, input }) => agentsService.create(ctx.db, input, ctx.answer)),
 
   replace: writeProcedure
     .meta({

@@ -63,8 +63,6 @@ export const Agent = z
   })
   .meta({ id: "Agent", example: agentExample });
 
-export const AgentList = z.array(Agent).meta({ example: [agentExample] });
-
 export const AgentListQuery = z
   .object({
     ...listFields,
@@ -72,8 +70,8 @@ export const AgentListQuery = z
   })
   .check(cursorOrSkip);
 
-/** A page of agents over tRPC: the REST list's body, its Link cursor and its X-Total-Count. */
-export const AgentPage = pageOf(Agent, "AgentPage");
+/** A page of agents: the REST list's body, its Link cursor and its X-Total-Count. */
+export const AgentPage = pageOf(Agent, "AgentPage", agentExample);
 
 export type AgentCreateInput = z.infer<typeof AgentCreate>;
 export type AgentUpdateBody = Omit<z.infer<typeof AgentUpdateInput>, "agent_id" | "expected_version">;

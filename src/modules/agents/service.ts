@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../../db/index.js";
 import { notFound } from "../../errors.js";
-import type { KeyInStatement } from "../../idempotency/in-statement.js";
+import type { KeptAnswer } from "../../idempotency/kept-answer.js";
 import {
   changesOf,
   given,
@@ -17,11 +17,11 @@ import type { Metadata } from "../../resources/metadata.js";
 import { mergeMetadata } from "../../resources/metadata.js";
 import { checkedMetadata, writePairs } from "../../resources/metadata-pairs.js";
 import { isUuid } from "../../resources/schemas.js";
-import { agentTransitions, isStatusChange } from "../../resources/transitions.js";
+import { isStatusChange } from "../../resources/transitions.js";
 import { recordEvents } from "../events/outbox.js";
 import type { EventData } from "../events/types.js";
-import { byCreation, taskStatements, toTask } from "../tasks/sql.js";
-import type { AgentCreateInput, AgentListInput, AgentOut, AgentUpdateBody } from "./schemas.js";
+import { tasksService } from "../tasks/service.js";
+import type { AgentCreateInput, AgentListInput, AgentOut, AgentStatus, AgentUpdateBody } from "./schemas.js";
 import { agentList, agentStatements, toAgent } from "./sql.js";
 
 export { toAgent };
@@ -31,15 +31,15 @@ export const agentNotFound = () => notFound("Agent");
 /**
  * A creation on PostgreSQL: one statement (`createAlone`), which commits by
  * itself, and whose event carries the agent as it is written, every value of
- * which is known before the insert. With `key`, the same statement keeps the
- * answer for its Idempotency-Key.
+ * which is known before the insert. With `answer`, the same statement keeps
+ * the answer for its Idempotency-Key.
  */
 async function createAlone(
   db: Database,
   input: AgentCreateInput,
   now: Date,
   metadata: string,
-  key: KeyInStatement | undefined,
+  answer: KeptAnswer | undefined,
 ): Promise<AgentOut> {
   const id = randomUUID();
   const created = now.toISOString();
@@ -55,16 +55,26 @@ async function createAlone(
     metadata,
   });
   const data = JSON.stringify({ agent } satisfies EventData);
-  const written = key
-    ? await db.get(agentStatements.createAloneKept, [id, name, type, now, metadata, data, ...key.columns(agent, now)])
+  const kept = answer?.columns?.(agent, now);
+  const written = kept
+    ? await db.get(agentStatements.createAloneKept, [id, name, type, now, metadata, data, ...kept])
     : await db.get(agentStatements.createAlone, [id, name, type, now, metadata, data]);
   if (!written) {
-    if (key) throw key.taken();
+    if (answer) throw answer.taken();
     throw new Error("The insert returned no row");
   }
   // The answer is the agent the key kept, value for value.
   return agent;
 }
+
+/** The lifecycle (docs/api/agents.md): the states an agent may move to from each state. */
+export const agentTransitions: Readonly<Record<AgentStatus, readonly AgentStatus[]>> = {
+  idle: ["running", "stopped"],
+  running: ["idle", "paused", "error", "stopped"],
+  paused: ["running", "stopped"],
+  error: ["idle", "stopped"],
+  stopped: ["idle"],
+};
 
 const updatable = ["name", "type", "status", "metadata"] as const;
 
@@ -73,6 +83,12 @@ const updatable = ["name", "type", "status", "metadata"] as const;
  * §12.1): no change without its event, no event without its change.
  */
 export const agentsService = {
+  /** How many agents are in each status (the /metrics gauges). */
+  async countByStatus(db: Database): Promise<Map<string, number>> {
+    const rows = await db.all(agentStatements.countByStatus, []);
+    return new Map(rows.map((row) => [row.status, Number(row.count)]));
+  },
+
   /** A page of agents (SPEC §13.3): filtered, in either order, from a cursor, with the total when asked for. */
   async list(db: Database, input: AgentListInput): Promise<Page<AgentOut>> {
     return listPage(db, agentList, input, toAgent);
@@ -85,20 +101,22 @@ export const agentsService = {
   },
 
   /**
-   * `key`, on PostgreSQL: the Idempotency-Key whose answer the creating
-   * statement keeps (meta `keyInStatement`); on SQLite the key is kept in the
-   * creation's transaction instead.
+   * `answer`: the request's Idempotency-Key, whose answer is kept with the
+   * creation (on PostgreSQL in its one statement, when the key is not
+   * already held by this request).
    */
-  async create(db: Database, input: AgentCreateInput, key?: KeyInStatement): Promise<AgentOut> {
+  async create(db: Database, input: AgentCreateInput, answer?: KeptAnswer): Promise<AgentOut> {
     const now = new Date();
     const metadata = JSON.stringify(input.metadata ?? {});
-    if (db.provider === "postgresql") return createAlone(db, input, now, metadata, key);
+    if (db.provider === "postgresql" && (!answer || answer.columns))
+      return createAlone(db, input, now, metadata, answer);
     return db.transaction(async (tx) => {
       const row = await tx.get(agentStatements.insert, [randomUUID(), input.name, input.type, now, metadata]);
       if (!row) throw new Error("The insert returned no row");
       await writePairs(tx, agentStatements, row.id, now, input.metadata ?? {}, false);
       const agent = toAgent(row);
       await recordEvents(tx, [{ type: "agent.created", agentId: agent.id, data: { agent } }], now);
+      await answer?.keep(tx, agent);
       return agent;
     });
   },
@@ -167,7 +185,7 @@ export const agentsService = {
       const locked = await tx.get(agentStatements.lock, [id]);
       if (!locked) throw agentNotFound();
       requireVersion("Agent", locked.version, accepted);
-      const tasks = (await tx.all(taskStatements.deleteOfAgent, [id])).map(toTask).sort(byCreation);
+      const tasks = await tasksService.removeAllOfAgent(tx, id);
       const row = accepted
         ? await tx.get(agentStatements.deleteAtVersion, [id, locked.version])
         : await tx.get(agentStatements.delete, [id]);

@@ -51,6 +51,11 @@ function createAloneSql(kept: boolean) {
 
 /** The agents' statements, shared with the benchmark's query plans. */
 export const agentStatements = {
+  /** The metrics' count: an index-only scan of the index that leads with status (agents: status, created_at, id). */
+  countByStatus: statement<{ status: string; count: number | bigint }>(
+    "agents_count_by_status",
+    "SELECT status, COUNT(*) AS count FROM agents GROUP BY status",
+  ),
   get: statement<AgentRow, [id: string]>("agents_get", `SELECT ${agentColumns} FROM agents WHERE id = $1`),
   insert: statement<AgentRow, [id: string, name: string, type: string, now: Date, metadata: string]>(
     "agents_insert",

@@ -1,12 +1,9 @@
-import type { Context } from "../../trpc/context.js";
+import type { Access, Context, Principal } from "../../trpc/context.js";
 import { isValidApiKey } from "./api-keys.js";
 import { invalidApiKey, invalidCredentials, notAuthenticated } from "./credential-errors.js";
-import { type Access, acceptedCredentials } from "./policy.js";
+import { acceptedCredentials } from "./policy.js";
 import { verifyAccessToken } from "./tokens.js";
 import { type AuthUser, usersService } from "./users.js";
-
-export type Principal = { kind: "anonymous" } | { kind: "apiKey" } | { kind: "user"; user: AuthUser };
-export type UserPrincipal = Extract<Principal, { kind: "user" }>;
 
 const anonymous: Principal = { kind: "anonymous" };
 

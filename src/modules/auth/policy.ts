@@ -1,10 +1,5 @@
 import type { Config } from "../../config.js";
-
-/**
- * What a procedure is, as far as AUTH_POLICY goes: `read` and `write` are the
- * agents and tasks operations, `user` needs a signed-in user whatever the policy.
- */
-export type Access = "read" | "write" | "user";
+import type { Access } from "../../trpc/meta.js";
 
 /** Credentials a request can carry: `Authorization: Bearer <jwt>` or `X-API-Key`. */
 export type Credential = "bearer" | "apiKey";

@@ -1,4 +1,4 @@
-import { router, userProcedure } from "../../trpc/init.js";
+import { router, userProcedure } from "../../trpc/procedures.js";
 import { CurrentUser } from "./schemas.js";
 
 export const authRouter = router({

@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Database, type Queryable, statement } from "../../db/index.js";
 import type { Logger } from "../../logger.js";
-import { feedCursor } from "../webhooks/sql.js";
 import { horizon } from "./sql.js";
 
 // Small batches, each its own short transaction, with a pause between them:
@@ -13,20 +12,21 @@ const EVERY_MS = 60_000;
 
 const purgedCursor = "events:purged_through";
 
-// The webhook feeder's cursor: the events after it are not deliveries yet.
-// It exists while a webhook is enabled; once none is, the feeder drops it at
-// its next round (../webhooks/feeder.ts) and age alone decides. It only moves
-// forward, or is dropped and made again at the log's head, so an event at or
-// below the position read here has still been passed when it is deleted.
+// Readers of the log that turn events into work (webhook delivery's feeder)
+// keep their position in outbox_cursors, under a name of their own; the log's
+// own rows there are named `events:…`. The purge never passes the slowest
+// reader. A reader's cursor only moves forward, or is dropped and made again
+// at the log's head, so an event at or below the position read here has
+// still been passed when it is deleted. With no reader, age alone decides.
 const largestBigint = 2n ** 63n - 1n;
-const fedThrough = `COALESCE((SELECT position FROM outbox_cursors WHERE name = '${feedCursor}'), ${largestBigint})`;
+const readThrough = `COALESCE((SELECT MIN(position) FROM outbox_cursors WHERE name NOT LIKE 'events:%'), ${largestBigint})`;
 
-// The oldest events the webhook feeder has passed, in id order; on PostgreSQL
+// The oldest events every reader has passed, in id order; on PostgreSQL
 // only those below the readers' horizon, so no event with a smaller id can
 // commit after the purge.
 const oldestEvents = statement<{ id: bigint; occurred_at: string }, [limit: number]>("events_purge_candidates", {
-  sqlite: `SELECT id, occurred_at FROM events WHERE id <= ${fedThrough} ORDER BY id LIMIT $1`,
-  postgresql: `SELECT id, occurred_at FROM events WHERE id <= ${fedThrough} AND id < ${horizon} ORDER BY id LIMIT $1`,
+  sqlite: `SELECT id, occurred_at FROM events WHERE id <= ${readThrough} ORDER BY id LIMIT $1`,
+  postgresql: `SELECT id, occurred_at FROM events WHERE id <= ${readThrough} AND id < ${horizon} ORDER BY id LIMIT $1`,
 });
 const deleteThrough = statement<unknown, [through: bigint]>("events_purge", "DELETE FROM events WHERE id <= $1");
 const recordPurged = statement<unknown, [through: bigint]>(

@@ -1,8 +1,8 @@
 import { tracked } from "@trpc/server";
 import { z } from "zod";
-import type { ServerSentEvent } from "../../http/rest/event-stream.js";
 import type { Context } from "../../trpc/context.js";
-import { readProcedure, router } from "../../trpc/init.js";
+import { readProcedure, router } from "../../trpc/procedures.js";
+import type { ServerSentEvent } from "../../trpc/server-sent-events.js";
 import { eventJson, eventOut } from "./event-body.js";
 import type { StreamItem } from "./follow.js";
 import { EventGap, EventList, EventListQuery, EventStreamQuery, EventSubscriptionInput } from "./schemas.js";

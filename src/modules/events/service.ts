@@ -1,11 +1,11 @@
-import type { Database } from "../../db/index.js";
+import type { Database, Queryable } from "../../db/index.js";
 import { validationError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { eventOut } from "./event-body.js";
 import { parseEventId, parseEventTypes } from "./filter.js";
 import { followEvents, type StreamItem } from "./follow.js";
 import { defaultPageSize } from "./schemas.js";
-import { readEvents } from "./sql.js";
+import { eventLogHead, eventStatements, readEvents } from "./sql.js";
 import type { EventType } from "./types.js";
 
 /** The filters of SPEC §12.2 as clients send them (already validated by the procedures' schemas). */
@@ -29,6 +29,17 @@ const idOf = (text: string | null | undefined, field: string): bigint | undefine
 };
 
 export const eventsService = {
+  /** The log as other modules read it (webhook feeding): records in id order, as far as readers may see them. */
+  read: readEvents,
+
+  /** Where "new events only" starts: a reader starting after it misses nothing committed later. */
+  head: eventLogHead,
+
+  /** Whether the event `id` is still kept. */
+  async exists(db: Queryable, id: bigint): Promise<boolean> {
+    return (await db.get(eventStatements.exists, [id])) !== undefined;
+  },
+
   /** A page of events in id order (SPEC §12.2). */
   async list(db: Database, query: EventQuery & { limit: number }) {
     const events = await readEvents(db, {

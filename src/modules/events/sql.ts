@@ -67,6 +67,10 @@ export async function readEvents(
   return db.all(pages.all, [after, limit]);
 }
 
+export const eventStatements = {
+  exists: statement<{ id: bigint }, [id: bigint]>("events_exists", "SELECT id FROM events WHERE id = $1"),
+};
+
 const head = statement<{ head: bigint | number }>("events_head", {
   sqlite: "SELECT COALESCE(MAX(id), 0) AS head FROM events",
   postgresql: `SELECT ${horizon} - 1 AS head`,

@@ -1,5 +1,4 @@
-import type { AgentOut } from "../agents/schemas.js";
-import type { TaskOut } from "../tasks/schemas.js";
+import type { Changes } from "../../resources/conditional-writes.js";
 
 /** SPEC §12.1: every kind of change the event log records. */
 export const eventTypes = [
@@ -17,11 +16,8 @@ export const eventTypes = [
 
 export type EventType = (typeof eventTypes)[number];
 
-/** `{field: [old, new]}` for each field an update changed. */
-export type Changes = Record<string, readonly [unknown, unknown]>;
-
 /** The resource as it is after the change (before it, for a deletion), as the API shows it. */
-export type EventData = ({ agent: AgentOut } | { task: TaskOut }) & { changes?: Changes };
+export type EventData = ({ agent: object } | { task: object }) & { changes?: Changes };
 
 /** An event as stored: `data` is the JSON text, so a stream or a webhook can send it without parsing it again. */
 export interface EventRecord {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { readProcedure, router, writeProcedure } from "../../trpc/init.js";
+import { readProcedure, router, writeProcedure } from "../../trpc/procedures.js";
 import { Lease, LeaseCreateInput, LeasePath, LeaseRenewInput } from "./schemas.js";
 import { leasesService } from "./service.js";
 
@@ -36,7 +36,13 @@ export const leasesRouter = router({
     .input(LeaseCreateInput)
     .output(Lease.nullable())
     .mutation(({ ctx, input: { agent_id, ...request }, signal }) =>
-      leasesService.create(ctx.db, agent_id, request, signal ? AbortSignal.any([ctx.shutdown, signal]) : ctx.shutdown),
+      leasesService.create(
+        ctx.db,
+        agent_id,
+        request,
+        signal ? AbortSignal.any([ctx.shutdown, signal]) : ctx.shutdown,
+        ctx.answer,
+      ),
     ),
 
   get: readProcedure

@@ -1,17 +1,18 @@
 import { randomUUID } from "node:crypto";
-import type { Database, Queryable, Tx } from "../../db/index.js";
+import type { Database, Queryable } from "../../db/index.js";
 import { AppError, notFound } from "../../errors.js";
-import { changesOf, lostRace, nextUpdatedAt, retryLostRaces } from "../../resources/conditional-writes.js";
+import type { KeptAnswer } from "../../idempotency/kept-answer.js";
+import { nextUpdatedAt, retryLostRaces } from "../../resources/conditional-writes.js";
 import { isUuid } from "../../resources/schemas.js";
-import { agentNotFound } from "../agents/service.js";
 import { recordEvents } from "../events/outbox.js";
 import { hasLiveLease, leaseEnd, released } from "../tasks/outcomes.js";
-import { type TaskRow, taskChangeFields, taskStatements, toTask, updateArgs } from "../tasks/sql.js";
+import { tasksService } from "../tasks/service.js";
 import type { LeaseCreateBody, LeaseOut } from "./schemas.js";
 import { leaseStatements, toLease } from "./sql.js";
 import { watchAgent } from "./wake-ups.js";
 
 const leaseNotFound = () => notFound("Lease");
+const agentNotFound = () => notFound("Agent");
 
 /** "Agent not found" when the agent is missing, else "Lease not found". */
 async function missing(db: Queryable, agentId: string): Promise<AppError> {
@@ -24,23 +25,13 @@ async function liveLease(db: Queryable, agentId: string, leaseId: string, now: D
   return row && hasLiveLease(row, now) ? row : undefined;
 }
 
-/** Writes `after` over `before` (if its version is unchanged) with its event; lostRace when the row moved on. */
-async function write(tx: Tx, before: TaskRow, after: TaskRow, updatedAt: Date) {
-  const changes = changesOf(toTask(before), toTask(after), taskChangeFields);
-  if (!changes) return before;
-  const written = await tx.get(taskStatements.update, updateArgs(after, updatedAt, before.version));
-  if (!written) return lostRace;
-  const task = toTask(written);
-  await recordEvents(
-    tx,
-    [{ type: "task.updated", agentId: task.agent_id, taskId: task.id, data: { task, changes } }],
-    updatedAt,
-  );
-  return written;
-}
-
 /** Takes the agent's next ready task, with its task.leased event; undefined when none is ready. */
-async function claim(db: Database, agentId: string, request: LeaseCreateBody): Promise<LeaseOut | undefined> {
+async function claim(
+  db: Database,
+  agentId: string,
+  request: LeaseCreateBody,
+  answer: KeptAnswer | undefined,
+): Promise<LeaseOut | undefined> {
   const now = new Date();
   const expiresAt = new Date(now.getTime() + request.duration_seconds * 1000);
   const lease = await db.transaction(async (tx) => {
@@ -61,6 +52,7 @@ async function claim(db: Database, agentId: string, request: LeaseCreateBody): P
       [{ type: "task.leased", agentId, taskId: task.id, data: { task, changes } }],
       new Date(task.updated_at),
     );
+    await answer?.keep(tx, leased);
     return leased;
   });
   if (lease) return lease;
@@ -93,13 +85,19 @@ export const leasesService = {
    * run_at of its pending tasks, the end of the wait or `signal` (the client
    * left, or the process is shutting down).
    */
-  async create(db: Database, agentId: string, request: LeaseCreateBody, signal: AbortSignal): Promise<LeaseOut | null> {
+  async create(
+    db: Database,
+    agentId: string,
+    request: LeaseCreateBody,
+    signal: AbortSignal,
+    answer?: KeptAnswer,
+  ): Promise<LeaseOut | null> {
     if (!isUuid(agentId)) throw agentNotFound();
     const waitUntil = Date.now() + request.wait_seconds * 1000;
     // Listening before the first attempt: a task created in between is not missed.
     const watch = request.wait_seconds > 0 ? watchAgent(db, agentId) : undefined;
     try {
-      let lease = await claim(db, agentId, request);
+      let lease = await claim(db, agentId, request, answer);
       let next = lease || !watch ? undefined : await nextReadyAt(db, agentId);
       while (!lease && watch) {
         const now = Date.now();
@@ -108,10 +106,11 @@ export const leasesService = {
         await watch.next(next !== undefined && next > now ? Math.min(next, waitUntil) : waitUntil, signal);
         if (signal.aborted) return null;
         next = await nextReadyAt(db, agentId);
-        if (next !== undefined && next <= Date.now()) lease = await claim(db, agentId, request);
+        if (next !== undefined && next <= Date.now()) lease = await claim(db, agentId, request, answer);
       }
-      if (lease && signal.aborted) {
-        // Nobody is there to take it: give it straight back.
+      if (lease && signal.aborted && !answer) {
+        // Nobody is there to take it: give it straight back. (A lease kept for an Idempotency-Key
+        // stays: the client's retry with that key is answered with it.)
         await leasesService.release(db, agentId, lease.id).catch(() => {});
         return null;
       }
@@ -146,7 +145,7 @@ export const leasesService = {
           lease_expires_at: leaseEnd(before, updatedAt, seconds).toISOString(),
           lease_duration_seconds: seconds,
         };
-        return write(tx, before, after, updatedAt);
+        return tasksService.writeRow(tx, before, after, updatedAt);
       }),
     );
     return toLease(row);
@@ -160,7 +159,7 @@ export const leasesService = {
         const before = await liveLease(tx, agentId, leaseId, new Date());
         if (!before) throw await missing(tx, agentId);
         const updatedAt = nextUpdatedAt(before.updated_at);
-        return write(tx, before, released(before, updatedAt), updatedAt);
+        return tasksService.writeRow(tx, before, released(before, updatedAt), updatedAt);
       }),
     );
   },

@@ -1,11 +1,11 @@
 import { type Database, statement } from "../../db/index.js";
 import type { Logger } from "../../logger.js";
 import { taskLeasesExpired, taskRetries } from "../../metrics/registry.js";
-import { changesOf, lostRace, nextUpdatedAt, retryLostRaces } from "../../resources/conditional-writes.js";
-import { recordEvents } from "../events/outbox.js";
+import { lostRace, nextUpdatedAt, retryLostRaces } from "../../resources/conditional-writes.js";
 import type { EventType } from "../events/types.js";
 import { deadlinePassed, endAttempt, leaseExpired, type RetryPolicy } from "../tasks/outcomes.js";
-import { type TaskRow, taskChangeFields, taskStatements, toTask, updateArgs } from "../tasks/sql.js";
+import type { TaskRow } from "../tasks/rows.js";
+import { tasksService } from "../tasks/service.js";
 
 // Rows settled per query; a larger backlog takes several rounds, back to back.
 const BATCH = 100;
@@ -73,20 +73,15 @@ async function settle(db: Database, { id, agent_id: agentId }: DueRow, policy: R
   let settled: ReturnType<typeof settlement>;
   const written = await retryLostRaces("Task", () =>
     db.transaction(async (tx) => {
-      const row = await tx.get(taskStatements.get, [id, agentId]);
+      const row = await tasksService.row(tx, id, agentId);
       if (!row) return false;
       // The write's own time is the settlement's "now", so a retry's run_at is exactly updated_at + the delay.
       const updatedAt = nextUpdatedAt(row.updated_at);
       const due = settlement(row, updatedAt, policy);
       settled = due;
       if (!due) return false;
-      const before = toTask(row);
-      const changes = changesOf(before, toTask(due.row), taskChangeFields);
-      const written = await tx.get(taskStatements.update, updateArgs(due.row, updatedAt, row.version));
-      if (!written) return lostRace;
-      const task = toTask(written);
-      await recordEvents(tx, [{ type: due.type, agentId, taskId: id, data: { task, changes } }], updatedAt);
-      return true;
+      const written = await tasksService.writeRow(tx, row, due.row, updatedAt, due.type);
+      return written === lostRace ? lostRace : true;
     }),
   );
   // Counted once committed, by the one settler that wrote.

@@ -1,5 +1,5 @@
 import { statement } from "../../db/index.js";
-import { type TaskRow, taskColumns, toTask } from "../tasks/sql.js";
+import { type TaskRow, taskColumns, toTask } from "../tasks/rows.js";
 import type { LeaseOut } from "./schemas.js";
 
 /** The Lease response of a row that holds one. */

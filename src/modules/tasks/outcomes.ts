@@ -1,5 +1,5 @@
 import type { JsonValue } from "../../resources/json.js";
-import type { TaskRow } from "./sql.js";
+import type { TaskRow } from "./rows.js";
 
 /*
  * How an attempt ends (SPEC §11.3–§11.5), as pure steps from one tasks row to

@@ -1,12 +1,10 @@
 import { z } from "zod";
-import { pageBody, pageItems } from "../../resources/pages.js";
-import { readProcedure, router, writeProcedure } from "../../trpc/init.js";
+import { readProcedure, router, writeProcedure } from "../../trpc/procedures.js";
 import { acceptedVersions } from "../../trpc/versions.js";
 import {
   Task,
   TaskCreateInput,
   TaskDeleteInput,
-  TaskList,
   TaskListQuery,
   type TaskOut,
   TaskPage,
@@ -41,17 +39,11 @@ export const tasksRouter = router({
         protect: false,
         errorResponses: [400, 404],
       },
-      listHeaders: true,
+      paged: true,
     })
     .input(TaskListQuery)
-    .output(TaskList)
-    .query(async ({ ctx, input }) => pageItems(ctx, await tasksService.list(ctx.db, input))),
-
-  /** tRPC only: the same list as one object, with the next page's cursor and the total. */
-  page: readProcedure
-    .input(TaskListQuery)
     .output(TaskPage)
-    .query(async ({ ctx, input }) => pageBody(await tasksService.list(ctx.db, input))),
+    .query(({ ctx, input }) => tasksService.list(ctx.db, input)),
 
   create: writeProcedure
     .meta({
@@ -67,13 +59,13 @@ export const tasksRouter = router({
       },
       successStatus: 201,
       location: (task) => `/agents/${task.agent_id}/tasks/${task.id}`,
+      idempotency: "with-write",
       keptInClear: true,
-      keyInTransaction: true,
       versioned: true,
     })
     .input(TaskCreateInput)
     .output(Task)
-    .mutation(({ ctx, input: { agent_id, ...body } }) => tasksService.create(ctx.db, agent_id, body)),
+    .mutation(({ ctx, input: { agent_id, ...body } }) => tasksService.create(ctx.db, agent_id, body, ctx.answer)),
 
   get: readProcedure
     .meta({

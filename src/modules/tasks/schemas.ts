@@ -237,7 +237,5 @@ export type TaskUpdateBody = Omit<z.infer<typeof TaskUpdateInput>, "agent_id" | 
 export type TaskListInput = z.infer<typeof TaskListQuery>;
 export type TaskOut = z.infer<typeof Task>;
 
-export const TaskList = z.array(Task).meta({ example: [taskExample] });
-
-/** A page of tasks over tRPC: the REST list's body, its Link cursor and its X-Total-Count. */
-export const TaskPage = pageOf(Task, "TaskPage");
+/** A page of tasks: the REST list's body, its Link cursor and its X-Total-Count. */
+export const TaskPage = pageOf(Task, "TaskPage", taskExample);

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { Database, Queryable } from "../../db/index.js";
+import type { Database, Queryable, Tx } from "../../db/index.js";
 import { AppError, notFound } from "../../errors.js";
+import type { KeptAnswer } from "../../idempotency/kept-answer.js";
 import { taskRetries } from "../../metrics/registry.js";
 import {
   changesOf,
@@ -15,18 +16,19 @@ import type { Page } from "../../resources/lists.js";
 import { mergeMetadata } from "../../resources/metadata.js";
 import { checkedMetadata, writePairs } from "../../resources/metadata-pairs.js";
 import { isUuid } from "../../resources/schemas.js";
-import { agentNotFound } from "../agents/service.js";
-import { agentStatements } from "../agents/sql.js";
 import { recordEvents } from "../events/outbox.js";
+import type { EventType } from "../events/types.js";
 import { defaultRetryPolicy, type RetryPolicy } from "./outcomes.js";
+import { byCreation, type TaskRow, taskChangeFields, toTask, toText, updateArgs } from "./rows.js";
 import type { TaskCreateBody, TaskListInput, TaskOut, TaskUpdateBody } from "./schemas.js";
-import { taskChangeFields, taskList, taskStatements, toTask, toText, updateArgs } from "./sql.js";
+import { taskList, taskStatements } from "./sql.js";
 import { newTaskSchedule, planTaskUpdate } from "./update-plan.js";
 
 const taskNotFound = () => notFound("Task");
+const agentNotFound = () => notFound("Agent");
 
 async function agentExists(db: Queryable, agentId: string): Promise<boolean> {
-  return isUuid(agentId) && (await db.get(agentStatements.exists, [agentId])) !== undefined;
+  return isUuid(agentId) && (await db.get(taskStatements.agentExists, [agentId])) !== undefined;
 }
 
 /** "Agent not found" when the agent is missing, else "Task not found" (also for another agent's task). */
@@ -39,6 +41,12 @@ async function missing(db: Queryable, agentId: string): Promise<AppError> {
  * §12.1): no change without its event, no event without its change.
  */
 export const tasksService = {
+  /** How many tasks are in each status (the /metrics gauges). */
+  async countByStatus(db: Database): Promise<Map<string, number>> {
+    const rows = await db.all(taskStatements.countByStatus, []);
+    return new Map(rows.map((row) => [row.status, Number(row.count)]));
+  },
+
   /** A page of an agent's tasks (SPEC §13.3): filtered, in either order, from a cursor, with the total when asked for. */
   async list(db: Database, { agent_id: agentId, ...filter }: TaskListInput): Promise<Page<TaskOut>> {
     if (!(await agentExists(db, agentId))) throw agentNotFound();
@@ -52,7 +60,7 @@ export const tasksService = {
   },
 
   /** A stopped agent accepts no new tasks (SPEC §3), checked in the insert itself. */
-  async create(db: Database, agentId: string, input: TaskCreateBody): Promise<TaskOut> {
+  async create(db: Database, agentId: string, input: TaskCreateBody, answer?: KeptAnswer): Promise<TaskOut> {
     if (!isUuid(agentId)) throw agentNotFound();
     const now = new Date();
     const { maxAttempts, runAt, deadlineAt } = newTaskSchedule(input, now);
@@ -77,6 +85,7 @@ export const tasksService = {
       await writePairs(tx, taskStatements, row.id, now, input.metadata ?? {}, false);
       const task = toTask(row);
       await recordEvents(tx, [{ type: "task.created", agentId, taskId: task.id, data: { task } }], now);
+      await answer?.keep(tx, task);
       return task;
     });
   },
@@ -128,6 +137,35 @@ export const tasksService = {
     // Counted once committed.
     if (retried) taskRetries.inc();
     return updated;
+  },
+
+  /** A task's row as stored, read in `tx` (leases decide their writes on it); undefined when it is gone. */
+  row: (tx: Queryable, id: string, agentId: string) => tx.get(taskStatements.get, [id, agentId]),
+
+  /**
+   * Writes `after`, a row decided on `before`, only if the stored row still
+   * has `before`'s version, with its event (`type`, the changes listed):
+   * lostRace when another write came first. Equal rows write nothing.
+   */
+  async writeRow(
+    tx: Tx,
+    before: TaskRow,
+    after: TaskRow,
+    updatedAt: Date,
+    type: EventType = "task.updated",
+  ): Promise<TaskRow | typeof lostRace> {
+    const changes = changesOf(toTask(before), toTask(after), taskChangeFields);
+    if (!changes) return before;
+    const written = await tx.get(taskStatements.update, updateArgs(after, updatedAt, before.version));
+    if (!written) return lostRace;
+    const task = toTask(written);
+    await recordEvents(tx, [{ type, agentId: task.agent_id, taskId: task.id, data: { task, changes } }], updatedAt);
+    return written;
+  },
+
+  /** Deletes every task of an agent being deleted; returns them in list order, for their task.deleted events. */
+  async removeAllOfAgent(tx: Tx, agentId: string): Promise<TaskOut[]> {
+    return (await tx.all(taskStatements.deleteOfAgent, [agentId])).map(toTask).sort(byCreation);
   },
 
   /** Conditional (`accepted`), the deletion names the version it found acceptable, as updates do. */

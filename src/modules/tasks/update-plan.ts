@@ -1,6 +1,6 @@
 import { AppError, validationError } from "../../errors.js";
 import { given } from "../../resources/conditional-writes.js";
-import { isStatusChange, taskTransitions } from "../../resources/transitions.js";
+import { isStatusChange } from "../../resources/transitions.js";
 import type { EventType } from "../events/types.js";
 import {
   endAttempt,
@@ -11,8 +11,8 @@ import {
   unexplainedFailure,
   withoutLease,
 } from "./outcomes.js";
+import { type TaskRow, toText } from "./rows.js";
 import type { TaskStatus, TaskUpdateBody } from "./schemas.js";
-import { type TaskRow, toText } from "./sql.js";
 
 /*
  * What a PATCH of a task does (SPEC §4, §11.1, §11.3, §11.4), decided on the
@@ -21,6 +21,15 @@ import { type TaskRow, toText } from "./sql.js";
  * status is its worker's, who changes it with its lease_id, while anyone may
  * ask for its cancellation (202) or change its other fields.
  */
+
+/** docs/api/tasks.md: pending → running → succeeded | failed; pending | running → cancelled; the rest are final. */
+export const taskTransitions: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
+  pending: ["running", "cancelled"],
+  running: ["succeeded", "failed", "cancelled"],
+  succeeded: [],
+  failed: [],
+  cancelled: [],
+};
 
 export interface PlannedUpdate {
   row: TaskRow;

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { router, writeProcedure } from "../../trpc/init.js";
-import { deliveriesService } from "./deliveries.js";
+import { router, writeProcedure } from "../../trpc/procedures.js";
 import {
   Delivery,
   DeliveryList,
@@ -15,7 +14,7 @@ import {
   WebhookUpdateInput,
   WebhookWithSecret,
 } from "./schemas.js";
-import { webhooksService } from "./service.js";
+import { deliveriesService, webhooksService } from "./service.js";
 
 // SPEC §12.3: managing webhooks needs what writing agents needs, reads included (they show where events go).
 const tags = ["webhooks"];
@@ -59,7 +58,7 @@ export const webhooksRouter = router({
     })
     .input(WebhookCreate)
     .output(WebhookWithSecret)
-    .mutation(({ ctx, input }) => webhooksService.create(ctx.db, ctx.config, input)),
+    .mutation(({ ctx, input }) => webhooksService.create(ctx.db, ctx.config, input, ctx.answer)),
 
   get: writeProcedure
     .meta({
@@ -133,7 +132,7 @@ export const webhooksRouter = router({
     })
     .input(WebhookPath)
     .output(WebhookSecret)
-    .mutation(({ ctx, input }) => webhooksService.rotateSecret(ctx.db, ctx.config, input.webhook_id)),
+    .mutation(({ ctx, input }) => webhooksService.rotateSecret(ctx.db, ctx.config, input.webhook_id, ctx.answer)),
 
   listDeliveries: writeProcedure
     .meta({
@@ -172,5 +171,5 @@ export const webhooksRouter = router({
     })
     .input(RedeliverInput)
     .output(Delivery)
-    .mutation(({ ctx, input }) => deliveriesService.redeliver(ctx.db, input.webhook_id, input.event_id)),
+    .mutation(({ ctx, input }) => deliveriesService.redeliver(ctx.db, input.webhook_id, input.event_id, ctx.answer)),
 });

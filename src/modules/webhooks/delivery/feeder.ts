@@ -1,9 +1,8 @@
 import { type Database, statement } from "../../../db/index.js";
-import { readEvents } from "../../events/sql.js";
-import { deliveriesChannel, deliveryStatements } from "../delivery-sql.js";
+import { eventsService } from "../../events/service.js";
 import { timeOrderedUuid } from "../ids.js";
 import { type Subscription, wants } from "../interests.js";
-import { feedCursor, webhookStatements } from "../sql.js";
+import { deliveriesChannel, deliveryStatements, feedCursor, webhookStatements } from "../sql.js";
 
 // Events turned into deliveries per transaction.
 const BATCH = 500;
@@ -49,7 +48,7 @@ export async function feed(db: Database): Promise<FeedRound> {
   // A read outside any transaction first: when nothing is new, nothing is written or locked.
   const cursor = await db.get(statements.cursor, []);
   if (!cursor) return idle;
-  if ((await readEvents(db, { after: cursor.position, limit: 1 })).length === 0) return nothing;
+  if ((await eventsService.read(db, { after: cursor.position, limit: 1 })).length === 0) return nothing;
   return db.transaction(async (tx) => {
     const locked = await tx.get(statements.lockCursor, []);
     if (!locked) return idle;
@@ -62,7 +61,7 @@ export async function feed(db: Database): Promise<FeedRound> {
       await tx.run(statements.leave, []);
       return idle;
     }
-    const events = await readEvents(tx, { after: locked.position, limit: BATCH });
+    const events = await eventsService.read(tx, { after: locked.position, limit: BATCH });
     const last = events.at(-1);
     if (!last) return nothing;
     const rows = events.flatMap((event) =>

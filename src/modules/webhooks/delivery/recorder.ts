@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Database, Tx } from "../../../db/index.js";
 import type { Logger } from "../../../logger.js";
 import { webhookDeliveries } from "../../../metrics/registry.js";
-import { deliveryStatements } from "../delivery-sql.js";
+import { deliveryStatements } from "../sql.js";
 import { type Claim, dispatchStatements } from "./claim-sql.js";
 import type { SendOutcome } from "./http-sender.js";
 import { type AttemptRow, type FinishRow, jsonTimestamp, recordStatements } from "./record-sql.js";

@@ -1,7 +1,7 @@
 import type { Database } from "../../../db/index.js";
 import type { Logger } from "../../../logger.js";
+import type { SecretsCipher } from "../../../secrets/cipher.js";
 import type { EventRecord } from "../../events/types.js";
-import type { SecretsCipher } from "../secrets.js";
 import { attemptDelivery, decryptOnce, loadTarget, type Target } from "./attempt.js";
 import { createAttemptRate } from "./attempt-rate.js";
 import { type Claim, dispatchStatements as statements } from "./claim-sql.js";

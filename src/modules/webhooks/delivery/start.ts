@@ -1,9 +1,8 @@
 import type { Config } from "../../../config.js";
 import type { Database } from "../../../db/index.js";
 import type { Logger } from "../../../logger.js";
-import { cipherFor } from "../../../secrets/cipher-for.js";
-import { deliveriesChannel } from "../delivery-sql.js";
-import { feedChannel } from "../sql.js";
+import { cipherFor } from "../../../secrets/cipher.js";
+import { deliveriesChannel, feedChannel } from "../sql.js";
 import { feed, feedBatch } from "./feeder.js";
 import { createSender } from "./http-sender.js";
 import { createPacer } from "./pacer.js";

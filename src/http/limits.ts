@@ -1,11 +1,10 @@
 import type { IncomingMessage } from "node:http";
 import { providerOf } from "../db/index.js";
+import { clientAddress } from "../limits/client-address.js";
+import { counterStore } from "../limits/counter-store.js";
+import { type RequestLimit, requestLimit } from "../limits/request-limit.js";
 import { LoginThrottle } from "../modules/auth/login-throttle.js";
 import type { AppDeps } from "../trpc/context.js";
-import { clientAddress } from "./client-address.js";
-import { counterStore } from "./counter-store.js";
-import { type RequestLimit, requestLimit } from "./request-limit.js";
-import { senderOf } from "./sender.js";
 
 export interface Limits {
   /** The client's address (TRUST_PROXY), which both limits count against. */
@@ -24,8 +23,8 @@ export interface Limits {
  */
 const POSTGRES_COUNT_GAP_MS = 2;
 
-/** The app's limits, their counts shared by every instance and worker (src/limits/store.ts). */
-export function createLimits({ config }: AppDeps): Limits {
+/** The app's limits, their counts shared by every instance and worker (src/limits/counter-store.ts). */
+export function createLimits({ config, auth }: AppDeps): Limits {
   const provider = providerOf(config.databaseUrl);
   const store = counterStore(provider, config.databaseUrl);
   const clientOf = (req: IncomingMessage) => clientAddress(req, config.trustProxy);
@@ -35,7 +34,7 @@ export function createLimits({ config }: AppDeps): Limits {
       ? requestLimit(
           store({ keyPrefix: "requests", points: perMinute, durationSeconds: 60, countInMemoryWhenDown: true }),
           perMinute,
-          (req) => senderOf(req, config, clientOf(req)),
+          auth.requesterOf,
           provider === "postgresql" ? POSTGRES_COUNT_GAP_MS : 0,
         )
       : undefined;

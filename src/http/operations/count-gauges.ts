@@ -1,25 +1,13 @@
 import { Gauge, Registry } from "prom-client";
-import { type Database, statement } from "../db/index.js";
-import { agentStatuses } from "../modules/agents/schemas.js";
-import { taskStatuses } from "../modules/tasks/schemas.js";
+import type { Database } from "../../db/index.js";
+import { agentStatuses } from "../../modules/agents/schemas.js";
+import { agentsService } from "../../modules/agents/service.js";
+import { taskStatuses } from "../../modules/tasks/schemas.js";
+import { tasksService } from "../../modules/tasks/service.js";
 
 // Counted at most this often: a scrape every few seconds from several
 // scrapers costs one pair of index-only scans, not one per scrape.
 const FRESH_FOR_MS = 5_000;
-
-// Both are answered from an index that leads with status (tasks: status,
-// deadline_at; agents: status, created_at, id): index-only scans, which never
-// read the rows themselves.
-const statements = {
-  tasks: statement<{ status: string; count: number | bigint }>(
-    "metrics_task_counts",
-    "SELECT status, COUNT(*) AS count FROM tasks GROUP BY status",
-  ),
-  agents: statement<{ status: string; count: number | bigint }>(
-    "metrics_agent_counts",
-    "SELECT status, COUNT(*) AS count FROM agents GROUP BY status",
-  ),
-};
 
 /**
  * The `tasks{status}` and `agents{status}` gauges of one database, in a
@@ -33,9 +21,7 @@ export function countGauges(db: Database): Registry {
   const counts = () => {
     if (!counted || performance.now() - countedAt > FRESH_FOR_MS) {
       countedAt = performance.now();
-      counted = Promise.all([db.all(statements.tasks, []), db.all(statements.agents, [])]).then((results) =>
-        results.map((rows) => new Map(rows.map((row) => [row.status, Number(row.count)]))),
-      );
+      counted = Promise.all([tasksService.countByStatus(db), agentsService.countByStatus(db)]);
       // A failed count is not kept: the next scrape asks again.
       counted.catch(() => {
         counted = undefined;

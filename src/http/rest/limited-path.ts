@@ -1,5 +1,5 @@
-import type { PathHandler } from "../http/rest/dispatcher.js";
-import type { RequestLimit } from "./request-limit.js";
+import type { RequestLimit } from "../../limits/request-limit.js";
+import type { PathHandler } from "./dispatcher.js";
 
 // Health checks answer probes and load balancers, which must never be throttled.
 const unlimited = /(^|\/)health$/;

@@ -1,28 +1,29 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import type { Config } from "../config.js";
-import { isValidApiKey } from "../modules/auth/api-keys.js";
-import { bearerPattern } from "../modules/auth/authorize.js";
-import { verifyAccessToken } from "../modules/auth/tokens.js";
+import type { Config } from "../../config.js";
+import { clientAddress } from "../../limits/client-address.js";
+import { isValidApiKey } from "./api-keys.js";
+import { bearerPattern } from "./authorize.js";
+import { verifyAccessToken } from "./tokens.js";
 
 const headerText = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(",") : value);
 
 /**
- * Who a request counts against: the user of a valid bearer token, else a
- * valid API key (by a digest: keys are never stored), else the client
- * address. Judged from the credentials alone, whatever the operation
+ * Whom a request counts against (its rate-limit bucket, its Idempotency-Keys):
+ * the user of a valid bearer token, else a valid API key (by a digest: keys
+ * are never stored), else the client address (TRUST_PROXY). Judged from the credentials alone, whatever the operation
  * requires, so the count is the same on every route; an invalid credential
  * counts against the address that sent it, so inventing tokens buys nothing.
  * No database is read: this runs before every limited request.
  */
-export function senderOf(req: IncomingMessage, config: Config, clientAddress: string): string {
+export function requesterOf(req: IncomingMessage, config: Config): string {
   const authorization = headerText(req.headers.authorization);
   const token = authorization ? bearerPattern.exec(authorization)?.[1] : undefined;
   const userId = token ? verifyAccessToken(token, config) : undefined;
   if (userId) return `user:${userId}`;
   const apiKey = headerText(req.headers["x-api-key"])?.trim();
   if (apiKey && config.apiKeys.length > 0 && isValidApiKey(apiKey, config.apiKeys)) {
-    return `key:${createHash("sha256").update(apiKey).digest("base64url").slice(0, 22)}`;
+    return `key:${createHash("sha256").update(apiKey).digest("base64url")}`;
   }
-  return `address:${clientAddress}`;
+  return `address:${clientAddress(req, config.trustProxy)}`;
 }

@@ -1,0 +1,126 @@
+import { initTRPC } from "@trpc/server";
+import type { TRPCErrorShape } from "@trpc/server/rpc";
+import type { OpenApiMeta } from "trpc-to-openapi";
+import {
+  AppError,
+  appErrorOf,
+  type ErrorDetails,
+  type ErrorKind,
+  internalErrorMessage,
+  trpcErrorOf,
+} from "../errors.js";
+import { idempotent } from "../idempotency/idempotent.js";
+import { idempotencyKeyOf } from "../idempotency/key.js";
+import type { Context } from "./context.js";
+import { type Access, creates, type Meta, type ProcedureMeta, successOf } from "./meta.js";
+
+export type { Access, ProcedureMeta } from "./meta.js";
+
+/**
+ * `error.data` of every tRPC error, one type on the client: the tRPC code and
+ * HTTP status, and the same `error` kind and `details` as the REST body
+ * (docs/errors.md): `e.data?.details?.issues` lists a validation error's fields.
+ */
+export interface ErrorData {
+  code: string;
+  httpStatus: number;
+  path?: string;
+  error: ErrorKind;
+  details?: ErrorDetails;
+}
+
+const t = initTRPC
+  .context<Context>()
+  .meta<OpenApiMeta<ProcedureMeta>>()
+  .create({
+    errorFormatter({ shape, error }): TRPCErrorShape<ErrorData> {
+      const appError = appErrorOf(error);
+      return {
+        code: shape.code,
+        // Readable text, never a serialized list of issues, a stack or a library's words.
+        message: appError.kind === "internal_error" ? internalErrorMessage : appError.message,
+        data: {
+          code: shape.data.code,
+          httpStatus: shape.data.httpStatus,
+          path: shape.data.path,
+          error: appError.kind,
+          details: appError.details,
+        },
+      };
+    },
+  });
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+/**
+ * The error a procedure leaves with: a TRPCError whose code carries the
+ * catalogue's status, with the AppError as its cause. An unexpected error is
+ * left as it is, so its cause reaches the log.
+ */
+function transportError(error: unknown): unknown {
+  const appError = appErrorOf(error);
+  return appError.kind === "internal_error" ? error : trpcErrorOf(appError);
+}
+
+/**
+ * The one middleware of every procedure: AUTH_POLICY is enforced here and
+ * nowhere else (the same `access` goes into the meta, from which the document
+ * derives each operation's security), and whatever the procedure throws
+ * leaves as `transportError` says. The principal is recorded on the request's
+ * context rather than spread into a new one: this runs on every call.
+ */
+function guardedProcedure(access?: Access) {
+  return (access ? t.procedure.meta({ access }) : t.procedure).use(async ({ ctx, next }) => {
+    try {
+      if (access) ctx.principal = await ctx.auth.authorize(ctx, access);
+    } catch (error) {
+      throw transportError(error);
+    }
+    const result = await next();
+    if (!result.ok) {
+      const error = transportError(result.error);
+      if (error !== result.error) throw error;
+    }
+    return result;
+  });
+}
+
+/** No credentials under any policy: the versioned data groups. */
+export const publicProcedure = guardedProcedure();
+/** Agents and tasks reads: open unless AUTH_POLICY=all. */
+export const readProcedure = guardedProcedure("read");
+/**
+ * Agents and tasks writes: open only under AUTH_POLICY=open. A creating one
+ * honours Idempotency-Key (src/idempotency/), once the caller is known; its
+ * service keeps the answer with its write, through `ctx.answer`.
+ */
+export const writeProcedure = guardedProcedure("write").use(async ({ ctx, meta, path, type, getRawInput, next }) => {
+  if (type !== "mutation" || !creates(meta) || !ctx.req) return next();
+  const key = idempotencyKeyOf(ctx.req.headers["idempotency-key"]);
+  if (key === undefined) return next();
+  const keyedMeta = meta as Meta;
+  const input = await getRawInput();
+  const result = await idempotent({
+    db: ctx.db,
+    config: ctx.config,
+    logger: ctx.logger,
+    requestId: ctx.requestId,
+    key,
+    requester: ctx.requester(),
+    operation: path,
+    input,
+    mode: keyedMeta.idempotency ?? "claim-first",
+    sealed: !keyedMeta.keptInClear,
+    success: (data) => successOf(keyedMeta, data, input),
+    run: (answer) => next({ ctx: { answer } }),
+  });
+  // tRPC's middleware result, as `next()` gave it or as the kept answer made it.
+  return result as Awaited<ReturnType<typeof next>>;
+});
+/** Needs a bearer token of an existing user under every policy; ctx.principal.user is that user. */
+export const userProcedure = guardedProcedure("user").use(({ ctx, next }) => {
+  // authorize returned a user principal, or threw: this only tells the type system.
+  if (ctx.principal.kind !== "user") throw trpcErrorOf(new AppError("unauthenticated", "Not authenticated"));
+  return next({ ctx: { principal: ctx.principal } });
+});
