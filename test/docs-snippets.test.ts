@@ -121,7 +121,7 @@ describe("the docs' shell snippets", () => {
     await Promise.all(opened.map((thing) => thing.close()));
   });
 
-  it.concurrent.each(pages)("in %s run as written, in order", { timeout: 60_000 }, async (page) => {
+  it.concurrent.each(pages)("in %s run as written, in order", { timeout: 90_000 }, async (page) => {
     const setup = pageSetups[page] ?? {};
     const env = setup.env ?? {};
     const app: TestApp = setup.webhooks
@@ -145,7 +145,7 @@ describe("the docs' shell snippets", () => {
       const run = await execute("bash", ["-euo", "pipefail", ".snippets.sh"], {
         cwd: dir,
         env: { ...process.env, ...env, DATABASE_URL: app.database.url },
-        timeout: 50_000,
+        timeout: 80_000,
         maxBuffer: 64 * 1024 * 1024,
       }).catch((error: { code: number; stdout: string; stderr: string }) => error);
       const failure = "code" in run ? `exit ${run.code}\n${run.stderr.slice(-4000)}` : "";
