@@ -1,5 +1,5 @@
 // The bench report's targets and what it says limits a missed one: the
-// figures must be this run's own, named as the README reads them.
+// figures must be this run's own, named as docs/performance.md reads them.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -47,7 +47,7 @@ const cpuRatio = (service?: Summary, baseline?: Summary) =>
   service && baseline && service.cpuPerRequest > 0 ? (baseline.cpuPerRequest / service.cpuPerRequest).toFixed(2) : "–";
 const lat = (s?: Summary) => (s ? `${f(s.p50)} / ${f(s.p99)}` : "–");
 
-/** Service ÷ baseline req/s each scenario should reach, per database (bench/README.md, Latest figures). */
+/** Service ÷ baseline req/s each scenario should reach, per database (docs/performance.md, Latest figures). */
 const ratioTargets: Record<string, Record<string, number>> = {
   sqlite: { a: 0.4, b: 0.65, c: 0.55, d: 0.4, e: 0.65 },
   postgresql: { a: 0.6, b: 0.8, c: 0.5, e: 0.8 },

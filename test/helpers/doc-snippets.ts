@@ -1,11 +1,17 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const root = fileURLToPath(new URL("../..", import.meta.url));
 
-/** Where the clients' sections live. */
-const docFiles = () => ["README.md"];
+/** The project's documentation: README.md, then every page under docs/ (paths from the root, sorted). */
+export const docFiles = () => [
+  "README.md",
+  ...readdirSync(join(root, "docs"), { recursive: true, encoding: "utf8" })
+    .filter((path) => path.endsWith(".md"))
+    .map((path) => `docs/${path}`)
+    .sort(),
+];
 
 export interface Snippet {
   doc: string;

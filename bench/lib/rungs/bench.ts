@@ -134,7 +134,7 @@ export function rungReport(rows: RungRow[] | undefined): string[] {
   const lines = [
     "### Rungs: GET /agents/{id}, from node:http to the whole service",
     "",
-    "Each rung adds one layer to the rung it builds on; server CPU per request is the figure to read (bench/README.md, Rungs).",
+    "Each rung adds one layer to the rung it builds on; server CPU per request is the figure to read (docs/performance.md, Rungs).",
     "",
     "| rung | req/s | server CPU µs/req | + µs over | share of the service's µs | p50 / p99 ms | errors |",
     "|---|---|---|---|---|---|---|",
