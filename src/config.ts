@@ -72,7 +72,7 @@ const envSchema = z
     ),
     TASK_RETRY_BASE_SECONDS: optional(z.coerce.number().min(0).max(86_400).default(10)),
     TASK_RETRY_MAX_SECONDS: optional(z.coerce.number().min(0).max(604_800).default(3600)),
-    // Rate limits and the client address (SPEC §13.4).
+    // Rate limits and the client address (docs/http.md).
     RATE_LIMIT_PER_MINUTE: optional(z.coerce.number().int().min(0).max(1_000_000).default(0)),
     TRUST_PROXY: optional(trustProxySetting.optional()),
     // The server's own limits: slow clients, admission, batches, shutdown.
@@ -87,13 +87,13 @@ const envSchema = z
     MAX_LONG_POLLS: optional(z.coerce.number().int().min(0).default(1000)),
     TRPC_MAX_BATCH_SIZE: optional(z.coerce.number().int().min(1).max(1000).default(20)),
     SHUTDOWN_GRACE_SECONDS: optional(z.coerce.number().positive().max(3600).default(10)),
-    // Operations (SPEC §14.1): the bearer token GET /metrics requires when set.
+    // Operations (docs/operations.md): the bearer token GET /metrics requires when set.
     METRICS_TOKEN: optional(z.string().optional()),
-    // The event log and its streams (SPEC §12.1, §12.2).
+    // The event log and its streams (docs/api/events.md).
     EVENT_RETENTION_HOURS: optional(z.coerce.number().positive().max(87_600).default(168)),
     MAX_STREAMS: optional(z.coerce.number().int().min(0).max(1_000_000).default(1000)),
     STREAM_KEEPALIVE_SECONDS: optional(z.coerce.number().positive().max(15).default(15)),
-    // HTTP semantics (SPEC §13.1, §13.5): idempotency keys, CORS.
+    // HTTP semantics (docs/http.md): idempotency keys, CORS.
     IDEMPOTENCY_TTL_HOURS: optional(z.coerce.number().positive().max(8760).default(24)),
     CORS_ORIGINS: optional(
       z
@@ -178,7 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     /** Where traces go (OTLP/HTTP); unset, tracing is off and none of its code is loaded. */
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
-    /** SPEC §11.3: a failed attempt n is retried after min(base × 2^(n−1), max) seconds. */
+    /** docs/api/leases.md: a failed attempt n is retried after min(base × 2^(n−1), max) seconds. */
     taskRetry: { baseSeconds: e.TASK_RETRY_BASE_SECONDS, maxSeconds: e.TASK_RETRY_MAX_SECONDS },
     /** Requests per minute per sender; 0 turns the limit off. */
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
@@ -193,7 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       maxConnectionsPerClient: e.MAX_CONNECTIONS_PER_CLIENT,
       shutdownGraceMs: Math.round(e.SHUTDOWN_GRACE_SECONDS * 1000),
     },
-    /** Admission control (http/middleware/admission.ts); maxInFlight unset: sized to the database pool. */
+    /** Admission control (http/guards/admission.ts); maxInFlight unset: sized to the database pool. */
     load: {
       maxInFlight: e.MAX_IN_FLIGHT,
       maxQueued: e.MAX_QUEUED,
@@ -205,15 +205,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     trpcMaxBatchSize: e.TRPC_MAX_BATCH_SIZE,
     /** Bearer token GET /metrics requires; unset, /metrics is open (keep it off the public network). */
     metricsToken: e.METRICS_TOKEN,
-    /** SPEC §12: how long events are kept, how many streams a process serves, how long a stream may stay silent. */
+    /** docs/api/events.md: how long events are kept, how many streams a process serves, how long a stream may stay silent. */
     events: {
       retentionMs: Math.round(e.EVENT_RETENTION_HOURS * 3_600_000),
       maxStreams: e.MAX_STREAMS,
       keepAliveMs: Math.round(e.STREAM_KEEPALIVE_SECONDS * 1000),
     },
-    /** SPEC §13.1: how long the response of a request with an Idempotency-Key is kept. */
+    /** docs/http.md: how long the response of a request with an Idempotency-Key is kept. */
     idempotency: { ttlMs: Math.round(e.IDEMPOTENCY_TTL_HOURS * 3_600_000) },
-    /** SPEC §13.5: the origins browsers may call the API from; `*` for any, empty for none. */
+    /** docs/http.md: the origins browsers may call the API from; `*` for any, empty for none. */
     corsOrigins:
       e.CORS_ORIGINS.trim() === "*"
         ? ("*" as const)

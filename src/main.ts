@@ -102,7 +102,7 @@ async function main() {
   process.on("SIGINT", () => stop("SIGINT"));
 }
 
-/** One line on stderr and exit status 1, so a supervisor sees the failure and the cause (SPEC §14.2). */
+/** One line on stderr and exit status 1, so a supervisor sees the failure and the cause (docs/operations.md). */
 function failStart(error: unknown): never {
   process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);

@@ -25,7 +25,7 @@ const codings = [
 
 const agentCount = async () => ((await (await app.request("/agents?limit=1000")).json()) as unknown[]).length;
 
-/** tRPC's error envelope for one call, with the data every tRPC error carries (SPEC §14.3). */
+/** tRPC's error envelope for one call, with the data every tRPC error carries (docs/clients.md). */
 const trpcError = (code: string, httpStatus: number, error: string, path = "agents.create") => ({
   error: {
     message: expect.any(String),

@@ -3,8 +3,7 @@ import { sendPath, sendRaw } from "./helpers/raw-http.js";
 import { startServedApp } from "./helpers/served.js";
 
 // Requests Node's HTTP parser refuses before any route sees them are answered
-// in the service's own format (SPEC §1, §5; tRPC's envelope on /trpc, SPEC
-// §14.3), with X-Request-Id, instead of Node's bare status line.
+// in the service's own format (docs/http.md, docs/errors.md; tRPC's envelope on /trpc, docs/clients.md), with X-Request-Id, instead of Node's bare status line.
 let app: Awaited<ReturnType<typeof startServedApp>>;
 beforeAll(async () => {
   app = await startServedApp({ HEADERS_TIMEOUT_SECONDS: "1", BODY_TIMEOUT_SECONDS: "1" });
@@ -60,7 +59,7 @@ describe("a request line and headers over Node's 16 KiB", () => {
     }
   });
 
-  it("a REST request with a header over the limit: 431 in SPEC §5's format; the service goes on serving", async () => {
+  it("a REST request with a header over the limit: 431 in docs/errors.md's format; the service goes on serving", async () => {
     const res = await sendPath(app.baseUrl, "GET", "/agents", { headers: { "x-long": "a".repeat(20_000) } });
     expect(res.status).toBe(431);
     expectJsonHeaders(res.headers);
@@ -90,7 +89,7 @@ describe("bytes that are not HTTP/1.1", () => {
     "GARBAGE /agents HTTP/1.1\r\nHost: x\r\n\r\n",
     "GET /agents HTTP/9.9\r\nHost: x\r\n\r\n",
     "POST /agents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
-  ])("%j: 400 in SPEC §5's format, and the connection closed", async (text) => {
+  ])("%j: 400 in docs/errors.md's format, and the connection closed", async (text) => {
     const res = await sendRaw(app.baseUrl, text);
     expect(res.status).toBe(400);
     expectJsonHeaders(res.headers);
@@ -112,7 +111,7 @@ describe("bytes that are not HTTP/1.1", () => {
 });
 
 describe("a request that does not arrive within the timeouts", () => {
-  it("a head still incomplete after HEADERS_TIMEOUT_SECONDS: 408 in SPEC §5's format", async () => {
+  it("a head still incomplete after HEADERS_TIMEOUT_SECONDS: 408 in docs/errors.md's format", async () => {
     const res = await sendRaw(app.baseUrl, "GET /agents HTTP/1.1\r\nHost: x\r\n");
     expect(res.status).toBe(408);
     expectJsonHeaders(res.headers);

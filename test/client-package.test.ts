@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { copyProject, type ProjectCopy } from "./helpers/project-copy.js";
 
-// SPEC §14.3: `import type { AppRouter } from "agent-management-api/client"`
+// docs/clients.md: `import type { AppRouter } from "agent-management-api/client"`
 // type-checks in a separate project with default `tsc --init` settings,
 // without the service's sources. Packed, installed and checked as a front
 // end would.

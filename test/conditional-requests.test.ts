@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent, createTask } from "./helpers/factories.js";
 import { documentedBy } from "./helpers/openapi-responses.js";
 
-// SPEC §13.2 over REST and tRPC, on the database the run uses.
+// docs/http.md over REST and tRPC, on the database the run uses.
 let app: TestApp;
 let documented: Awaited<ReturnType<typeof documentedBy>>;
 beforeAll(async () => {

@@ -38,8 +38,8 @@ describe("/openapi.json", () => {
     expect(openapi).toMatch(/^3\./);
     const statuses = (path: string, method: string) => Object.keys(paths[path]?.[method]?.responses ?? {}).sort();
     expect(statuses("/agents", "get")).toEqual(["200", "400", "405", "500", "503"]);
-    // 405: another method at the path (SPEC §1); 409 and 422: an Idempotency-Key in flight or reused (§13.1);
-    // 304 and 412: conditional requests (§13.2).
+    // 405: another method at the path (docs/http.md); 409 and 422: an Idempotency-Key in flight or reused (docs/http.md);
+    // 304 and 412: conditional requests (docs/http.md).
     expect(statuses("/agents", "post")).toEqual(["201", "400", "405", "409", "413", "415", "422", "500", "503"]);
     expect(statuses("/agents/{agent_id}", "get")).toEqual(["200", "304", "404", "405", "500", "503"]);
     expect(statuses("/agents/{agent_id}", "put")).toEqual([

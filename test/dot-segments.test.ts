@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent, createTask } from "./helpers/factories.js";
 import { sendPath } from "./helpers/raw-http.js";
 
-// SPEC §14.4: paths are matched without collapsing dot segments, so no
+// docs/clients.md: paths are matched without collapsing dot segments, so no
 // spelling of `.` or `..` can move a request to another resource (before,
 // DELETE /agents/{A}/tasks/%2e%2e deleted agent A and its tasks).
 let app: TestApp;

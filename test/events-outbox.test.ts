@@ -30,7 +30,7 @@ const newest = statement<{ id: bigint | number | null }>("test_outbox_newest", "
 /**
  * The events recorded since `mark`, once readers may see them all. On
  * PostgreSQL an event shows once every transaction that could still commit a
- * smaller id has ended (SPEC §12.1), and a transaction just starting in
+ * smaller id has ended (docs/api/events.md), and a transaction just starting in
  * another test file's database counts until the server can place it: the
  * newest event may show a few milliseconds after its write was answered.
  */

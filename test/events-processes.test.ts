@@ -7,7 +7,7 @@ import { testProvider } from "./helpers/databases.js";
 import { call, type ServiceProcess, servicesOnTestDatabase } from "./helpers/service.js";
 import { isEvent, openStream, type SseMessage } from "./helpers/sse.js";
 
-// The event log across real processes (SPEC §12.1, §12.2): two instances on one
+// The event log across real processes (docs/api/events.md): two instances on one
 // database, a cluster of workers, and SIGTERM while a stream is open.
 const { database, start } = servicesOnTestDatabase({ MAX_EVENT_LOOP_DELAY_MS: "60000", MAX_QUEUE_MS: "10000" });
 

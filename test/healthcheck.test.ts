@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run } from "./helpers/spawn.js";
 
 // scripts/healthcheck.mjs, the image's and compose's health check, against
-// /readyz's contract (SPEC §14.1): 200 ready, 503 not ready or shutting down.
+// /readyz's contract (docs/operations.md): 200 ready, 503 not ready or shutting down.
 let readyz = 200;
 const requested: string[] = [];
 let server: Server;

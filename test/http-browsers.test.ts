@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent, createTask } from "./helpers/factories.js";
 
-// SPEC §13.5 at the HTTP level: CORS, security headers, HEAD. The browser
+// docs/http.md at the HTTP level: CORS, security headers, HEAD. The browser
 // test (test/browser/cors.test.ts) shows what Chromium makes of it.
 const allowed = "https://app.example.com";
 let app: TestApp;

@@ -3,7 +3,7 @@ import { statement } from "../src/db/index.js";
 import { createTestDatabase, type TestDatabase } from "./helpers/databases.js";
 import { type ServiceProcess, startService } from "./helpers/service.js";
 
-// SPEC §13.1 across instances: two service processes on one database, the
+// docs/http.md across instances: two service processes on one database, the
 // same key sent to both at once.
 let database: TestDatabase;
 const services: ServiceProcess[] = [];

@@ -11,7 +11,7 @@ import { testProvider } from "./helpers/databases.js";
 import { createAgent } from "./helpers/factories.js";
 import { documentedBy } from "./helpers/openapi-responses.js";
 
-// SPEC §13.1 over REST and tRPC, on the database the run uses.
+// docs/http.md over REST and tRPC, on the database the run uses.
 let app: TestApp;
 let documented: Awaited<ReturnType<typeof documentedBy>>;
 beforeAll(async () => {

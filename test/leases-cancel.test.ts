@@ -7,7 +7,7 @@ import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createTask } from "./helpers/factories.js";
 import { eventLog, getTask, leasePath, runningAgent, send, takeLease, taskPath } from "./helpers/leases.js";
 
-// SPEC §11.4: cancellation that tells the truth.
+// docs/api/leases.md: cancellation that tells the truth.
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp({ TASK_RETRY_BASE_SECONDS: "0.25" });
@@ -24,7 +24,7 @@ async function leased(taskBody: Record<string, unknown> = {}) {
 }
 
 describe("cancelling a task that is not leased", () => {
-  it("pending, or running without a lease: 200, cancelled, as in SPEC §4", async () => {
+  it("pending, or running without a lease: 200, cancelled, as in docs/api/tasks.md", async () => {
     const agent = await runningAgent(app);
     const pending = await createTask(app, agent.id);
     const running = await createTask(app, agent.id);
@@ -91,7 +91,7 @@ describe("cancelling a leased task", () => {
       },
     ]);
     expect((await send(app, "GET", leasePath(agent.id, lease.id))).status).toBe(404);
-    // Final now: a cancellation asked again is §4's no-op.
+    // Final now: a cancellation asked again is the task table's no-op.
     expect((await send(app, "PATCH", taskPath(lease.task), cancel)).status).toBe(200);
   });
 

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createTask } from "./helpers/factories.js";
 import { eventLog, getTask, leasePath, runningAgent, send, takeLease, taskPath } from "./helpers/leases.js";
 
-// SPEC §11.3: a worker finishes its task through its lease; §11.1: the fields that schedule a task.
+// docs/api/leases.md: a worker finishes its task through its lease; docs/api/tasks.md: the fields that schedule a task.
 let app: TestApp;
 beforeAll(async () => {
   // Short retries: 250 ms after the first failed attempt, 500 ms after the second, then at most 800 ms.
@@ -263,7 +263,7 @@ describe("a leased task's status is its worker's", () => {
   });
 });
 
-describe("tasks never leased keep SPEC §4's behaviour", () => {
+describe("tasks never leased keep docs/api/tasks.md's behaviour", () => {
   it("move through the table by PATCH alone; a failure may say why, and counts no attempt", async () => {
     const agent = await runningAgent(app);
     const task = await createTask(app, agent.id, { max_attempts: 3 });
@@ -282,7 +282,7 @@ describe("tasks never leased keep SPEC §4's behaviour", () => {
   });
 });
 
-describe("scheduling fields (SPEC §11.1)", () => {
+describe("scheduling fields (docs/api/tasks.md)", () => {
   it("create takes max_attempts, run_at and deadline_at (any zone) and answers them in UTC", async () => {
     const agent = await runningAgent(app);
     const task = await createTask(app, agent.id, {

@@ -6,7 +6,7 @@ import type { LeaseOut } from "../src/modules/leases/schemas.js";
 import type { TaskOut } from "../src/modules/tasks/schemas.js";
 import { call, type ServiceProcess, servicesOnTestDatabase } from "./helpers/service.js";
 
-// Leases across real processes (SPEC §11.2, §11.5): two service instances on one
+// Leases across real processes (docs/api/leases.md): two service instances on one
 // database, a worker killed mid-task, the service itself killed with leases out.
 const projectRoot = new URL("..", import.meta.url).pathname;
 const settings = { TASK_RETRY_BASE_SECONDS: "0.5", TASK_RETRY_MAX_SECONDS: "5" };

@@ -8,7 +8,7 @@ import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createTask } from "./helpers/factories.js";
 import { eventLog, eventually, getTask, runningAgent, send, takeLease, taskPath } from "./helpers/leases.js";
 
-// SPEC §11.5: expired leases and passed deadlines are settled by the service, once.
+// docs/api/leases.md: expired leases and passed deadlines are settled by the service, once.
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp({ TASK_RETRY_BASE_SECONDS: "0.5", TASK_RETRY_MAX_SECONDS: "60" });
@@ -17,7 +17,7 @@ afterAll(() => app.close());
 
 const policy = { baseSeconds: 0.5, maxSeconds: 60 };
 const plus = (time: string, ms: number) => new Date(Date.parse(time) + ms).toISOString();
-/** SPEC §11.5's bound, plus the time it takes to notice on a loaded machine (the read below polls every 25 ms). */
+/** docs/api/leases.md's bound, plus the time it takes to notice on a loaded machine (the read below polls every 25 ms). */
 const settledWithin = 2_000;
 const expired = {
   code: "lease_expired",

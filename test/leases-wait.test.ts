@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createTask } from "./helpers/factories.js";
 import { type Answer, getTask, leasePath, runningAgent, send, takeLease } from "./helpers/leases.js";
 
-// SPEC §11.2: long polls, and many workers at once.
+// docs/api/leases.md: long polls, and many workers at once.
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent, createTask } from "./helpers/factories.js";
 import { eventLog, getTask, iso, leasePath, runningAgent, send, takeLease, taskPath, uuid } from "./helpers/leases.js";
 
-// SPEC §11.2: creating, reading, renewing and releasing leases, with their events.
+// docs/api/leases.md: creating, reading, renewing and releasing leases, with their events.
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();

@@ -6,7 +6,7 @@ import { testProvider } from "./helpers/databases.js";
 import { createAgent, createTask } from "./helpers/factories.js";
 import { historyOf, type Outcome, pathTo, transitionCases } from "./helpers/state-machine.js";
 
-// SPEC §3 and §4, copied here by hand: the service's own tables are not used,
+// docs/api/agents.md, docs/api/tasks.md, copied here by hand: the service's own tables are not used,
 // so a wrong entry there makes these tests fail.
 const agentTable = {
   idle: ["running", "stopped"],

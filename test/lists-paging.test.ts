@@ -5,7 +5,7 @@ import { sqliteTimestamp } from "../src/db/values.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { testProvider } from "./helpers/databases.js";
 
-// SPEC §13.3: paging by cursor over 10,000 agents while others are created
+// docs/http.md: paging by cursor over 10,000 agents while others are created
 // returns every agent that existed before exactly once.
 let app: TestApp;
 beforeAll(async () => {

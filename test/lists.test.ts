@@ -7,7 +7,7 @@ import type { TaskOut } from "../src/modules/tasks/schemas.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent, createTask } from "./helpers/factories.js";
 
-// SPEC §13.3: filters, order, keyset cursors with Link, X-Total-Count, on agents and tasks.
+// docs/http.md: filters, order, keyset cursors with Link, X-Total-Count, on agents and tasks.
 let app: TestApp;
 let client: ReturnType<typeof createTRPCClient<AppRouter>>;
 beforeAll(async () => {

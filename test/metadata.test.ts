@@ -5,7 +5,7 @@ import type { TaskOut } from "../src/modules/tasks/schemas.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent, createTask } from "./helpers/factories.js";
 
-// SPEC §13.3: metadata on agents and tasks, its limits, PUT replaces, PATCH merges.
+// docs/http.md: metadata on agents and tasks, its limits, PUT replaces, PATCH merges.
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from "./helpers/databases.js";
 import { copyProject, type ProjectCopy } from "./helpers/project-copy.js";
 import { followStart } from "./helpers/spawn.js";
 
-// SPEC §14.2: `npm start` on a built tree answers within 3 seconds; it builds
+// docs/operations.md: `npm start` on a built tree answers within 3 seconds; it builds
 // only when the sources changed since the last build.
 const startBudgetMs = 3000;
 

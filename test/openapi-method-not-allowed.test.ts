@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { type OpenApiDocument, responseChecker } from "./helpers/openapi-responses.js";
 
-// SPEC §1 and §14.4: a known path asked with another method answers 405
+// docs/http.md, docs/clients.md: a known path asked with another method answers 405
 // {"detail":"Method Not Allowed"} with Allow, on every kind of path (the data
 // routes too, whatever the version), and every operation documents it. A path
 // item has no responses of its own, so each of a path's operations carries the
@@ -50,7 +50,7 @@ describe.each(Object.entries(configs))("405 with %s", (_name, env) => {
   // The unprefixed data routes answer as the version X-API-Version names: both formats, and Vary.
   const atDataRoot = (path: string) => !/^\/v\d\//.test(path) && Boolean(document.paths[`/v1${path}`]);
 
-  it("is documented on every operation: SPEC §1's body and Allow, once as a component", () => {
+  it("is documented on every operation: docs/http.md's body and Allow, once as a component", () => {
     expect(document.components.responses.MethodNotAllowed).toEqual({
       description: expect.any(String),
       headers: { Allow: { description: expect.any(String), schema: { type: "string", example: "GET, POST" } } },

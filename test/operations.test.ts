@@ -9,7 +9,7 @@ import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent, createTask } from "./helpers/factories.js";
 import { eventually, runningAgent, send, takeLease, taskPath } from "./helpers/leases.js";
 
-// SPEC §14.1: /livez, /readyz and /metrics.
+// docs/operations.md: /livez, /readyz and /metrics.
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp({ TASK_RETRY_BASE_SECONDS: "0.5" });

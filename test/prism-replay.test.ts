@@ -8,7 +8,7 @@ import { openApiDocument } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 
-// SPEC §14.4: a realistic mix of traffic, replayed through Prism's validating
+// docs/clients.md: a realistic mix of traffic, replayed through Prism's validating
 // proxy with violations as errors: every answer must be one the document describes.
 const env = { AUTH_POLICY: "writes", API_KEYS: "replay-key" };
 const projectRoot = new URL("..", import.meta.url).pathname;

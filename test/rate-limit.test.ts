@@ -1,4 +1,4 @@
-// SPEC §13.4 in one process: RATE_LIMIT_PER_MINUTE per sender, the IETF
+// docs/http.md in one process: RATE_LIMIT_PER_MINUTE per sender, the IETF
 // RateLimit fields on every counted response, 429 in each route's format, the
 // calls of a tRPC batch counted one each, TRUST_PROXY for the address.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

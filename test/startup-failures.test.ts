@@ -3,7 +3,7 @@ import { createEmptyDatabase, testProvider } from "./helpers/databases.js";
 import { type ServiceProcess, startService } from "./helpers/service.js";
 import { run } from "./helpers/spawn.js";
 
-// SPEC §14.2: a start that cannot serve exits 1 with one line naming the
+// docs/operations.md: a start that cannot serve exits 1 with one line naming the
 // cause and the setting; several processes share one database, whichever
 // migrates it first.
 const env = (extra: Record<string, string>) => ({

@@ -183,7 +183,7 @@ describe("one task: GET, PATCH, DELETE", () => {
   });
 
   it("PATCH without a known field is 400", async () => {
-    // SPEC §4, §11 and §13.3: the fields of §4, the scheduling fields, a worker's lease_id, and metadata.
+    // docs/api/tasks.md, docs/api/leases.md, docs/http.md: the task fields, the scheduling fields, a worker's lease_id, and metadata.
     const knownFields =
       "title, description, priority, status, result, max_attempts, run_at, deadline_at, lease_id, metadata";
     const task = await createTask(app, agent.id);
@@ -341,7 +341,7 @@ describe("the OpenAPI document", () => {
       listTasks: ["200", "400", "404"],
       createTask: ["201", "400", "404", "409"],
       getTask: ["200", "404"],
-      // 202: a leased task's cancellation, asked of its worker (SPEC §11.4).
+      // 202: a leased task's cancellation, asked of its worker (docs/api/leases.md).
       updateTask: ["200", "202", "400", "404", "409"],
       deleteTask: ["204", "404"],
     };

@@ -11,7 +11,7 @@ import { createTestDatabase, type TestDatabase, testProvider } from "./helpers/d
 import { startOtlpReceiver } from "./helpers/otlp-receiver.js";
 import { followStart } from "./helpers/spawn.js";
 
-// SPEC §14.1: with OTEL_EXPORTER_OTLP_ENDPOINT set, every request's and
+// docs/operations.md: with OTEL_EXPORTER_OTLP_ENDPOINT set, every request's and
 // PostgreSQL query's spans are exported over OTLP/HTTP (JSON here), continuing
 // an incoming `traceparent`; unset, no tracing code is loaded.
 const moduleLog = fileURLToPath(new URL("helpers/module-log.mjs", import.meta.url));

@@ -5,7 +5,7 @@ import type { AppRouter } from "../src/modules/index.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAgent } from "./helpers/factories.js";
 
-// SPEC §14.3: tRPC errors carry the REST body's `error` kind and `details`,
+// docs/clients.md: tRPC errors carry the REST body's `error` kind and `details`,
 // with a readable message, and one type for `error.data` on the client.
 let app: TestApp;
 let client: ReturnType<typeof createTRPCClient<AppRouter>>;

@@ -38,7 +38,7 @@ describe("an unexpected failure", () => {
     expect(error).toBeInstanceOf(TRPCClientError);
     const { message, data } = error as TRPCClientError<AppRouter>;
     expect(message).toBe("An unexpected error occurred");
-    // The same kind as the REST body (SPEC §14.3), and nothing else.
+    // The same kind as the REST body (docs/clients.md), and nothing else.
     expect(data).toEqual({
       code: "INTERNAL_SERVER_ERROR",
       httpStatus: 500,

@@ -13,7 +13,7 @@ const event = {
 };
 
 describe("the Standard Webhooks message", () => {
-  it("is the body SPEC §12.3 gives: type, timestamp (occurred_at) and the whole event as data", () => {
+  it("is the body docs/api/webhooks.md gives: type, timestamp (occurred_at) and the whole event as data", () => {
     expect(webhookBody(event)).toBe(
       JSON.stringify({ type: "agent.created", timestamp: "2026-11-25T22:39:57.123Z", data: event }),
     );

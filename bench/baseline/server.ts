@@ -1,4 +1,4 @@
-// The near-limit baseline: the agent endpoints of SPEC §2 with node:http, one
+// The near-limit baseline: the agent endpoints of docs/api/agents.md with node:http, one
 // prepared statement per operation and hand-written validation. No framework,
 // no logging: the fastest this machine serves the same contract.
 //   DATABASE_URL=file:/tmp/b.db PORT=8100 tsx bench/baseline/server.ts

@@ -1,4 +1,4 @@
-// The contract's validation (SPEC §2), written by hand so the baseline pays
+// The contract's validation (docs/api/agents.md), written by hand so the baseline pays
 // only for what the rules need. Messages follow the service's wording.
 
 export const agentTypes = ["assistant", "worker", "supervisor"] as const;
@@ -100,7 +100,7 @@ export function parseAgentPatch(body: unknown): {
   return { value: { name, type, status }, issues };
 }
 
-/** SPEC §3: which states each state may move to. */
+/** docs/api/agents.md: which states each state may move to. */
 export const transitions: Record<string, string[]> = {
   idle: ["running", "stopped"],
   running: ["idle", "paused", "error", "stopped"],

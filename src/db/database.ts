@@ -51,7 +51,7 @@ export interface Database extends Queryable {
    * start another transaction (on SQLite that one would wait for this one
    * forever). Never keep a transaction open while waiting
    * for anything but the database: on PostgreSQL it holds back every event
-   * reader (src/events/read.ts), on SQLite every writer.
+   * reader (src/modules/events/sql.ts), on SQLite every writer.
    */
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /**

@@ -8,7 +8,7 @@ export interface ErrorResponse {
 }
 
 /**
- * The body tRPC's error formatter (trpc/init.ts) gives an error, for a
+ * The body tRPC's error formatter (trpc/procedures.ts) gives an error, for a
  * request answered before tRPC saw it: one error for the whole request, as
  * tRPC answers a request it cannot run.
  */
@@ -23,7 +23,7 @@ export function trpcErrorBody(error: AppError) {
   };
 }
 
-/** The REST status, headers and body of an error (SPEC §5). */
+/** The REST status, headers and body of an error (docs/errors.md). */
 export function restError(error: AppError): ErrorResponse {
   const headers = error.headers ?? {};
   const { status, body } = errorCatalogue[error.kind];

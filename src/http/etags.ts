@@ -1,6 +1,6 @@
 import { validationError } from "../errors.js";
 
-// Conditional requests on versioned resources (SPEC §13.2, RFC 9110 §13):
+// Conditional requests on versioned resources (docs/http.md, RFC 9110 §13):
 // a resource's entity tag is its version, `"3"`, a strong validator.
 
 export const etagOf = (version: number) => `"${version}"`;

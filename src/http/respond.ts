@@ -42,7 +42,7 @@ export function reportedError(error: unknown, log: Logger, requestId: string): A
   return appError;
 }
 
-/** Any error as SPEC §5's response. */
+/** Any error as docs/errors.md's response. */
 export function sendRestError(res: ServerResponse, error: AppError, extraHeaders?: Headers): void {
   const { status, headers, body } = restError(error);
   sendJson(res, status, body, extraHeaders ? { ...extraHeaders, ...headers } : headers);

@@ -4,7 +4,7 @@ import { validationError } from "../errors.js";
 const printableAscii = /^[\x20-\x7e]{1,255}$/;
 
 /**
- * The `Idempotency-Key` of a request (SPEC §13.1): 1–255 printable ASCII
+ * The `Idempotency-Key` of a request (docs/http.md): 1–255 printable ASCII
  * characters; undefined when absent. Anything else, or the header twice, is 400.
  */
 export function idempotencyKeyOf(header: string | string[] | undefined): string | undefined {

@@ -6,7 +6,7 @@ import { idempotencyStore } from "./sql.js";
 // anyway), so an occasional sweep is enough; every instance may run it.
 const EVERY_MS = 10 * 60_000;
 
-/** Deletes expired idempotency keys now and then (SPEC §13.1's TTL purge), until `stop`. */
+/** Deletes expired idempotency keys now and then (docs/http.md's TTL purge), until `stop`. */
 export function startIdempotencyPurge({ db, logger }: { db: Database; logger: Logger }) {
   let running: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {

@@ -18,7 +18,7 @@ const secondsOf = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 /**
  * RATE_LIMIT_PER_MINUTE per sender, in fixed one-minute windows, announced
- * with the IETF draft's fields (SPEC §13.4) on every counted response:
+ * with the IETF draft's fields (docs/http.md) on every counted response:
  * `RateLimit-Policy: "default";q=<limit>;w=60` and
  * `RateLimit: "default";r=<remaining>;t=<seconds to the window's end>`.
  */

@@ -1,7 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 /**
- * The process's metrics (SPEC §14.1), served by GET /metrics. Each counter
+ * The process's metrics (docs/operations.md), served by GET /metrics. Each counter
  * is a module-level value so the code that sees the event counts it in one
  * line (`taskRetries.inc()`), after its transaction committed.
  */

@@ -56,7 +56,7 @@ export const given = <T extends object>(patch: T): Partial<T> =>
   Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as Partial<T>;
 
 /**
- * The versions a conditional write accepts (SPEC §13.2: If-Match, or
+ * The versions a conditional write accepts (docs/http.md: If-Match, or
  * expected_version over tRPC); undefined accepts any.
  */
 export type VersionCondition = readonly number[] | undefined;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The version a write expects to change (SPEC §13.2), over tRPC; REST says
+ * The version a write expects to change (docs/http.md), over tRPC; REST says
  * it with `If-Match`, and the REST document leaves this field out.
  */
 export const expectedVersion = {

@@ -2,7 +2,7 @@ import { type Arg, type Queryable, type Statement, statement } from "../db/index
 import { decodeCursor, encodeCursor, type ListInput, type Page } from "./lists.js";
 
 /**
- * Lists (SPEC §13.3) as prepared statements. Each combination of filters is
+ * Lists (docs/http.md) as prepared statements. Each combination of filters is
  * a shape, whose two statements (the page and its count) are written once
  * and prepared like every other statement; the values are arguments. Every
  * shape walks one index in (created_at, id) order, from its first filter

@@ -31,7 +31,7 @@ const cursor = z
 
 const dateTime = z.iso.datetime({ offset: true });
 
-/** SPEC §13.3: what every list takes besides its own filters. */
+/** docs/http.md: what every list takes besides its own filters. */
 export const listFields = {
   ...pagination,
   metadata: metadataFilter.optional(),

@@ -2,7 +2,7 @@ import type { Queryable, Statement } from "../db/index.js";
 import { validationError } from "../errors.js";
 import { type Metadata, metadataLimits } from "./metadata.js";
 
-/** A merged metadata within SPEC §13.3's limits, or the 400 that says it is not. */
+/** A merged metadata within docs/http.md's limits, or the 400 that says it is not. */
 export function checkedMetadata(metadata: Metadata): Metadata {
   if (Object.keys(metadata).length > metadataLimits.keys) {
     throw validationError([

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** SPEC §13.3: the limits of a resource's metadata. */
+/** docs/http.md: the limits of a resource's metadata. */
 export const metadataLimits = { keys: 50, keyLength: 40, valueLength: 500 } as const;
 const keyPattern = /^[A-Za-z0-9_.-]{1,40}$/;
 

@@ -7,7 +7,7 @@ const codePoints = (value: string) => {
 };
 
 /**
- * A text field whose length counts Unicode code points (SPEC §1). Lone
+ * A text field whose length counts Unicode code points (docs/http.md). Lone
  * surrogates and U+0000 are rejected: neither database can store them faithfully.
  */
 export const text = (min: number, max: number) =>
@@ -39,10 +39,10 @@ export const resourceId = (description: string) =>
 
 export const timestamp = z.iso.datetime().meta({ example: "2026-11-25T22:39:57.123Z" });
 
-/** SPEC §13.2: 1 on creation, +1 on every write; the resource's ETag. */
+/** docs/http.md: 1 on creation, +1 on every write; the resource's ETag. */
 export const version = z.int().min(1).meta({ description: "1 on creation, +1 on every write", example: 1 });
 
-/** SPEC §13.3: string keys to string values, `{}` by default. */
+/** docs/http.md: string keys to string values, `{}` by default. */
 export const metadata = z
   .record(z.string(), z.string())
   .meta({ description: "String keys to string values", example: { team: "research" } });

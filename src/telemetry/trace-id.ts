@@ -1,4 +1,4 @@
-// The trace id of the request being served, for its log line (SPEC §14.1).
+// The trace id of the request being served, for its log line (docs/operations.md).
 // Deliberately free of imports: with tracing off no OpenTelemetry module is
 // loaded, and this answers undefined; tracing.ts plugs in the real lookup.
 

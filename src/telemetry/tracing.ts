@@ -1,4 +1,4 @@
-// OpenTelemetry tracing (SPEC §14.1). main.ts imports this module only when
+// OpenTelemetry tracing (docs/operations.md). main.ts imports this module only when
 // OTEL_EXPORTER_OTLP_ENDPOINT is set, and imports the app only after
 // startTracing(): the instrumentations patch http, express and pg as they load.
 import { register } from "node:module";

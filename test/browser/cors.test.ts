@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { browserForFile } from "../helpers/browser.js";
 
-// SPEC §13.5 in Chromium: a page on another origin calls the API with a
+// docs/http.md in Chromium: a page on another origin calls the API with a
 // request that needs a preflight (JSON body, Idempotency-Key). The API is at
 // 127.0.0.1, the pages at localhost on two ports: two origins, one allowed.
 let app: TestApp;

@@ -81,7 +81,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   const config = await configOrDrop(env, database);
   const { logger, logs } = capturingLogger();
   const shutdown = new AbortController();
-  // Expired leases and passed deadlines are settled as in the service (SPEC §11.5).
+  // Expired leases and passed deadlines are settled as in the service (docs/api/leases.md).
   const settler = startSettler({ db: database.db, policy: config.taskRetry, logger });
   const server = createServer(createApp({ db: database.db, config, logger, shutdown: shutdown.signal })).listen(
     0,

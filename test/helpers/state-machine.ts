@@ -1,9 +1,9 @@
 import { expect } from "vitest";
 
-/** A lifecycle table as SPEC writes it: each state and the states allowed next. */
+/** A lifecycle table as the docs write it: each state and the states allowed next. */
 export type Table = Record<string, readonly string[]>;
 
-/** Every (from, to) pair of the table's states, with what SPEC says should happen. */
+/** Every (from, to) pair of the table's states, with what the docs say should happen. */
 export function transitionCases(table: Table) {
   const states = Object.keys(table);
   return states.flatMap((from) =>

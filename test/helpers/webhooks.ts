@@ -63,7 +63,7 @@ const newestEvent = statement<{ id: bigint | number | null }>(
  * Waits until the log's head (where a new webhook starts) has passed every
  * event recorded so far, so a webhook created next gets none of them. On
  * PostgreSQL the head may lag behind events just committed while a running
- * transaction it cannot place is open (src/events/read.ts), and a webhook
+ * transaction it cannot place is open (src/modules/events/sql.ts), and a webhook
  * created then may also get those, as "at least once" allows.
  */
 export async function logHeadPassedRecorded(app: TestApp): Promise<void> {

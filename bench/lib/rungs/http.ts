@@ -22,7 +22,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown) {
 
 /**
  * GET /agents/{id} on plain node:http, answered by `get`: its result is the
- * body, and what it throws is answered as the service answers it (SPEC §5).
+ * body, and what it throws is answered as the service answers it (docs/errors.md).
  */
 export function agentListener(
   get: (id: string, req: IncomingMessage, requestId: string) => Promise<unknown>,

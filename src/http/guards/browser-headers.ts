@@ -4,7 +4,7 @@ import helmet from "helmet";
 
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
 
-/** The request headers the API reads (SPEC §13.5): what a preflight allows. */
+/** The request headers the API reads (docs/http.md): what a preflight allows. */
 const allowedHeaders = [
   "Authorization",
   "X-API-Key",
@@ -64,7 +64,7 @@ const securityHeaders = helmet({
 }) as Middleware;
 
 /**
- * CORS for CORS_ORIGINS (SPEC §13.5): a preflight from an allowed origin is
+ * CORS for CORS_ORIGINS (docs/http.md): a preflight from an allowed origin is
  * answered 204 with the methods and headers the API takes; another origin
  * gets no Access-Control headers, so its browser refuses the call.
  */

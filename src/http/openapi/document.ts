@@ -52,7 +52,7 @@ export function buildOpenApiDocument(
   for (const [path, pathItem] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
       const meta = metas.get(operationKey(method, path));
-      // Versioned data routes have their own formats: data/openapi.ts documents them.
+      // Versioned data routes have their own formats: http/versioned/openapi.ts documents them.
       if (!meta || meta.apiVersion) continue;
       const status = meta.successStatus ?? 200;
       const success = operation.responses["200"];
@@ -71,7 +71,7 @@ export function buildOpenApiDocument(
       }
       const errorStatuses = new Set((meta.openapi?.errorResponses as number[] | undefined) ?? []);
       if (["post", "put", "patch"].includes(method)) for (const s of [400, 413, 415]) errorStatuses.add(s);
-      // Another method at the path is 405 with Allow (SPEC §1). A path item has no responses of its
+      // Another method at the path is 405 with Allow (docs/http.md). A path item has no responses of its
       // own, so each of its operations documents it.
       errorStatuses.add(405);
       // Any operation can fail unexpectedly, or be shed when overloaded or the database is down.

@@ -1,6 +1,6 @@
 import { type ErrorKind, errorCatalogue, errorKinds, internalErrorMessage } from "../../errors.js";
 
-// The error responses of SPEC §5 as OpenAPI components, one per row of the
+// The error responses of docs/errors.md as OpenAPI components, one per row of the
 // error catalogue (src/errors.ts): its status, name, description, headers
 // and body shape come from there; only the examples are written here.
 

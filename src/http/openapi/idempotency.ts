@@ -23,7 +23,7 @@ const replayed = {
   schema: { type: "string", enum: ["true"] },
 };
 
-/** A creating operation as REST serves it (SPEC §13.1): Idempotency-Key, its replay header, 409 and 422. */
+/** A creating operation as REST serves it (docs/http.md): Idempotency-Key, its replay header, 409 and 422. */
 export function documentIdempotent(operation: Operation): void {
   operation.parameters = [...(operation.parameters ?? []), idempotencyKey];
   const responses = operation.responses;

@@ -55,7 +55,7 @@ const rootRateLimited = {
 // Probes and the token endpoint (which has its own throttle) are never counted.
 const uncounted = (path: string) => /(^|\/)health$/.test(path) || path === "/token";
 
-/** The 429 of a path, in its format: a data version's, the selected version's at the data routes' root, else SPEC §5. */
+/** The 429 of a path, in its format: a data version's, the selected version's at the data routes' root, else docs/errors.md. */
 function refusalOf(path: string, paths: NonNullable<Document["paths"]>) {
   const version = /^\/v([12])\//.exec(path)?.[1];
   if (version) return ref("responses", `V${version}RateLimited`);

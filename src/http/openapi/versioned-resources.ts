@@ -32,7 +32,7 @@ const ifMatch = header(
 );
 
 /**
- * A versioned resource's operation as REST serves it (SPEC §13.2): its
+ * A versioned resource's operation as REST serves it (docs/http.md): its
  * successes carry ETag; a GET documents If-None-Match and 304; a write
  * documents If-Match and 412, and not the tRPC-only `expected_version`.
  */

@@ -19,7 +19,7 @@ const withTimeout = <T>(work: Promise<T>) =>
   ]);
 
 /**
- * What GET /readyz answers (SPEC §14.1): ready when the database answers and
+ * What GET /readyz answers (docs/operations.md): ready when the database answers and
  * no migration is pending, never once shutdown has begun.
  */
 export async function readiness(db: Database, shuttingDown: boolean): Promise<Readiness> {

@@ -23,7 +23,7 @@ function hasToken(req: IncomingMessage, token: string): boolean {
 }
 
 /**
- * GET /livez, /readyz and /metrics (SPEC §14.1). Returns the handler for a
+ * GET /livez, /readyz and /metrics (docs/operations.md). Returns the handler for a
  * path, or undefined when the path is not one of them.
  */
 export function operationsRoutes(deps: AppDeps) {

@@ -64,7 +64,7 @@ export function inputReader(
     if (pathNames.length > 0) {
       const pathIssues: FieldIssue[] = [];
       const values = coercePath(params, pathIssues);
-      // A path that names nothing this route can hold matches no resource (SPEC §1).
+      // A path that names nothing this route can hold matches no resource (docs/http.md).
       if (pathIssues.length > 0) throw notFound();
       for (const name of pathNames) input[name] = values[name];
     }

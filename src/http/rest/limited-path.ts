@@ -6,7 +6,7 @@ const unlimited = /(^|\/)health$/;
 
 /**
  * The path's handler with the request limit in front: the request is counted
- * before it runs, and refused in the path's own format (SPEC §5, or the data
+ * before it runs, and refused in the path's own format (docs/errors.md, or the data
  * version's) when its sender is over the limit. Without a limit, the handler
  * itself.
  */

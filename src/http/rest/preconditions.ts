@@ -8,7 +8,7 @@ const writes = new Set(["PUT", "PATCH", "DELETE"]);
 
 /**
  * A write to a versioned resource says which versions it accepts with
- * `If-Match` only (SPEC §13.2): the tRPC field `expected_version` is not part
+ * `If-Match` only (docs/http.md): the tRPC field `expected_version` is not part
  * of the REST operation, so a body or query field of that name is dropped.
  */
 export function readIfMatch(route: ProcedureRoute, request: RestRequest, ctx: Context, input: unknown): void {

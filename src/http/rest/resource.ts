@@ -50,7 +50,7 @@ function leaving(request: RestRequest): AbortController {
 
 /**
  * One REST path (`/agents/{agent_id}`) and the procedures at its methods, in
- * the contract's format (SPEC §1, §5): another method is 405 with `Allow`,
+ * the contract's format (docs/http.md, docs/errors.md): another method is 405 with `Allow`,
  * HEAD answers as GET without a body.
  */
 export function restResource(routes: ProcedureRoute[], deps: AppDeps): PathHandler {

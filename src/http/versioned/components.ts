@@ -1,6 +1,6 @@
 import { errorCatalogue, errorKinds, internalErrorMessage } from "../../errors.js";
 
-// OpenAPI components of the versioned data groups (SPEC §8): their error
+// OpenAPI components of the versioned data groups (docs/api/data.md): their error
 // formats, caching and deprecation headers, the health check and redirects.
 
 const ref = (kind: "schemas" | "responses" | "headers", name: string) => ({ $ref: `#/components/${kind}/${name}` });

@@ -6,7 +6,7 @@ export const apiVersions: readonly ApiVersion[] = [1, 2];
 /** What a versioned route does: run a procedure, answer the health check, or point to its new name. */
 export type Endpoint<R> = { kind: "procedure"; route: R } | { kind: "health" } | { kind: "redirect"; location: string };
 
-/** Renamed endpoints answer 301 in the old version (SPEC §8.4). */
+/** Renamed endpoints answer 301 in the old version (docs/api/data.md). */
 export const renamedRoutes = [
   { version: 1, route: "/cars/list", location: "/v2/cars" },
   { version: 1, route: "/coe/pqp", location: "/v2/pqp" },

@@ -2,7 +2,7 @@ import { type AppError, errorCatalogue, type FieldIssue } from "../../errors.js"
 import type { ErrorResponse } from "../error-responses.js";
 import type { ApiVersion } from "./endpoints.js";
 
-// The versioned groups' own error formats (SPEC §8.2). Status, headers and
+// The versioned groups' own error formats (docs/api/data.md). Status, headers and
 // v1's code come from the error catalogue; only the body is worded per version.
 
 const v1Error = (status: number, code: string, message: string, details: FieldIssue[], headers = {}) => ({
@@ -23,7 +23,7 @@ export function versionedError(error: AppError, version: ApiVersion): ErrorRespo
   return v1Error(status, v1, message, issues, headers);
 }
 
-/** An `X-API-Version` the service does not serve: always in v1's format (SPEC §8.1). */
+/** An `X-API-Version` the service does not serve: always in v1's format (docs/api/data.md). */
 export const unsupportedVersionResponse = (value: string): ErrorResponse =>
   v1Error(400, "UNSUPPORTED_VERSION", `API version ${JSON.stringify(value)} is not supported: use 1 or 2`, [
     { field: "X-API-Version", message: "must be 1 or 2" },

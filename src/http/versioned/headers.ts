@@ -6,7 +6,7 @@ import { sendEmpty, sendJsonText } from "../respond.js";
 export const queryStringOf = (query: string) => (query === "" ? "" : `?${query}`);
 
 /**
- * v1's deprecation headers once API_V1_SUNSET is set (SPEC §8.4); `successor`
+ * v1's deprecation headers once API_V1_SUNSET is set (docs/api/data.md); `successor`
  * is the v2 path of the same route, when v2 has one.
  */
 export function markDeprecated(res: ServerResponse, sunset: string, successor: string | undefined, query: string) {

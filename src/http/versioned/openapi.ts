@@ -114,7 +114,7 @@ function examplesOf(schemas: unknown[], versions: ApiVersion[], components: Comp
  * The root answers as the default version, or as the one X-API-Version names:
  * each response is documented with both versions' bodies (oneOf), so a
  * validating proxy accepts either. `other`: the other version's operation,
- * absent when it has no such route and answers 404 (SPEC §1's body).
+ * absent when it has no such route and answers 404 (docs/http.md's body).
  */
 function rootAlias(
   operation: Operation,
@@ -241,7 +241,7 @@ export function documentVersionedRoutes<T extends object>(
     for (const [route, endpoint] of endpoints) {
       // The data groups never ask for credentials.
       const operation = { ...operationOf(version, route, endpoint), security: [] };
-      // Another method gets SPEC §1's 405, in every version (the dispatcher answers it as on every path).
+      // Another method gets docs/http.md's 405, in every version (the dispatcher answers it as on every path).
       Object.assign(operation.responses, errorResponseRefs([405]));
       if (version === 1 && config.apiV1Sunset) {
         deprecate(operation, endpoint.kind === "redirect" || table.get(2)?.has(route) ? "v2" : undefined);

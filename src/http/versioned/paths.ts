@@ -10,7 +10,7 @@ import { unsupportedVersionResponse, versionedError } from "./formats.js";
 import { markDeprecated, queryStringOf, sendCacheable } from "./headers.js";
 
 /**
- * The versioned data groups (SPEC §8) as a plug-in of the REST dispatcher:
+ * The versioned data groups (docs/api/data.md) as a plug-in of the REST dispatcher:
  * `/v1/…` and `/v2/…`, and the root as the default version or the one
  * `X-API-Version` names. Each route runs its procedure as REST routes do, so
  * validation and business rules are the ones /trpc uses; this adds only what
@@ -77,7 +77,7 @@ export function dataPaths(routes: ProcedureRoute[], deps: AppDeps): [string, Pat
     async handle(request) {
       const version = versionOf(request, fixed);
       // Another method on a known route: 405 with Allow, before any body is read, and whatever
-      // X-API-Version says: no version of the path answers that method (SPEC §1).
+      // X-API-Version says: no version of the path answers that method (docs/http.md).
       if (request.method !== "GET" && request.method !== "HEAD") {
         markVersion(request, version ?? 1, route);
         return sendRestError(request.res, methodNotAllowed(["GET"]));

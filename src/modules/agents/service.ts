@@ -79,8 +79,7 @@ export const agentTransitions: Readonly<Record<AgentStatus, readonly AgentStatus
 const updatable = ["name", "type", "status", "metadata"] as const;
 
 /**
- * Every write runs in one transaction with the events it records (SPEC
- * §12.1): no change without its event, no event without its change.
+ * Every write runs in one transaction with the events it records (docs/api/events.md): no change without its event, no event without its change.
  */
 export const agentsService = {
   /** How many agents are in each status (the /metrics gauges). */
@@ -89,7 +88,7 @@ export const agentsService = {
     return new Map(rows.map((row) => [row.status, Number(row.count)]));
   },
 
-  /** A page of agents (SPEC §13.3): filtered, in either order, from a cursor, with the total when asked for. */
+  /** A page of agents (docs/http.md): filtered, in either order, from a cursor, with the total when asked for. */
   async list(db: Database, input: AgentListInput): Promise<Page<AgentOut>> {
     return listPage(db, agentList, input, toAgent);
   },
@@ -127,11 +126,11 @@ export const agentsService = {
   },
 
   /**
-   * Changes the given fields; a status change must be allowed by SPEC §3's
+   * Changes the given fields; a status change must be allowed by docs/api/agents.md's
    * table from the state the agent is in when the write happens. Values equal
    * to the stored ones change nothing: the same state again is a no-op, with
    * no new version and no event. `patch.metadata` is merged into the stored
-   * metadata; `replacement` replaces it. `accepted` makes it conditional (SPEC §13.2).
+   * metadata; `replacement` replaces it. `accepted` makes it conditional (docs/http.md).
    */
   async update(
     db: Database,

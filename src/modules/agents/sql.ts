@@ -119,7 +119,7 @@ export const agentStatements = {
   ),
 };
 
-/** GET /agents (SPEC §13.3): the plans of every shape are in bench/README.md. */
+/** GET /agents (docs/http.md): the plans of every shape are in bench/README.md. */
 export const agentList: ListSource = {
   name: "agents",
   table: "agents",

@@ -1,6 +1,6 @@
 import { AppError } from "../../errors.js";
 
-// SPEC §6: every 401 names the scheme a client should use.
+// docs/api/auth.md: every 401 names the scheme a client should use.
 const bearerChallenge = { "WWW-Authenticate": "Bearer" };
 
 /** Credentials are required and none were sent. */

@@ -24,7 +24,7 @@ export async function databaseAnswers(db: Database, timeoutMs = CHECK_TIMEOUT_MS
   }
 }
 
-/** The body of v1's health check (SPEC §8.3), checked for real each time. */
+/** The body of v1's health check (docs/api/data.md), checked for real each time. */
 export async function healthReport(db: Database) {
   if (!(await databaseAnswers(db))) return { ok: false, body: { status: "unavailable", database: "unreachable" } };
   const uptime = Math.floor(process.uptime());

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { text } from "../../resources/schemas.js";
 import type { Page, Paging } from "./service.js";
 
-// The two versions' response envelopes (SPEC §8.2), as schemas for the
+// The two versions' response envelopes (docs/api/data.md), as schemas for the
 // documents and as builders for the procedures.
 
 // The documented example of an envelope is built from its item's example.
@@ -70,7 +70,7 @@ const wholeNumber = (min: number, max: number, fallback: number, description: st
     .default(fallback)
     .meta({ description });
 
-/** v2 paging (SPEC §8.2). */
+/** v2 paging (docs/api/data.md). */
 export const pageParams = {
   page: wholeNumber(1, Number.MAX_SAFE_INTEGER, 1, "Page number, from 1"),
   limit: wholeNumber(1, 100, 10, "Rows per page, 1–100"),

@@ -1,7 +1,7 @@
 import type { Database } from "../../db/index.js";
 import { notFound, validationError } from "../../errors.js";
 
-/** A page request of a v2 list (SPEC §8.2): `page` from 1, `limit` rows per page. */
+/** A page request of a v2 list (docs/api/data.md): `page` from 1, `limit` rows per page. */
 export interface Paging {
   page: number;
   limit: number;

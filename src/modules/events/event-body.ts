@@ -1,7 +1,7 @@
 import type { EventOut } from "./schemas.js";
 import type { EventRecord } from "./types.js";
 
-/** An event as the API shows it (SPEC §12.1). */
+/** An event as the API shows it (docs/api/events.md). */
 export const eventOut = (event: EventRecord): EventOut => ({
   id: String(event.id),
   type: event.type,

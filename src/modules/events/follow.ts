@@ -39,7 +39,7 @@ export interface FollowOptions extends EventMatch {
 }
 
 /**
- * The events a stream sends, as an async iterable (SPEC §12.2): the kept
+ * The events a stream sends, as an async iterable (docs/api/events.md): the kept
  * events after `after` read from the table, then new ones as the process's
  * hub offers them. The replay starts only once the hub feeds this stream, and
  * an offered event is sent only when its id is beyond the last one sent: no

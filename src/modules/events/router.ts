@@ -43,7 +43,7 @@ function eventMessages(events: readonly EventRecord[]): ServerSentEvent[] {
   return batch;
 }
 
-/** A stream's items as server-sent events (SPEC §12.2); events that arrived together, as one batch. */
+/** A stream's items as server-sent events (docs/api/events.md); events that arrived together, as one batch. */
 async function* serverSentEvents(
   items: AsyncIterable<StreamItem>,
 ): AsyncGenerator<ServerSentEvent | ServerSentEvent[]> {

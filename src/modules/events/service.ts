@@ -8,7 +8,7 @@ import { defaultPageSize } from "./schemas.js";
 import { eventLogHead, eventStatements, readEvents } from "./sql.js";
 import type { EventType } from "./types.js";
 
-/** The filters of SPEC §12.2 as clients send them (already validated by the procedures' schemas). */
+/** The filters of docs/api/events.md as clients send them (already validated by the procedures' schemas). */
 export interface EventQuery {
   after?: string | null;
   agent_id?: string;
@@ -40,7 +40,7 @@ export const eventsService = {
     return (await db.get(eventStatements.exists, [id])) !== undefined;
   },
 
-  /** A page of events in id order (SPEC §12.2). */
+  /** A page of events in id order (docs/api/events.md). */
   async list(db: Database, query: EventQuery & { limit: number }) {
     const events = await readEvents(db, {
       after: idOf(query.after, "after"),

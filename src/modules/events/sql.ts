@@ -8,7 +8,7 @@ const columns = "id, type, occurred_at, agent_id, task_id, data";
  * PostgreSQL: only events below the oldest transaction of this database still
  * running, in the same statement. Every transaction with a smaller id has
  * ended, so an event that becomes visible later has a larger id than any
- * returned now (SPEC §12.1). The snapshot's xmin would do, but it counts the
+ * returned now (docs/api/events.md). The snapshot's xmin would do, but it counts the
  * transactions of every database in the cluster: a long one elsewhere (a
  * CREATE DATABASE, a migration, a report) would hold every reader back. So a
  * running transaction is skipped only when pg_stat_activity shows it belongs

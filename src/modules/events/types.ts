@@ -1,6 +1,6 @@
 import type { Changes } from "../../resources/conditional-writes.js";
 
-/** SPEC §12.1: every kind of change the event log records. */
+/** docs/api/events.md: every kind of change the event log records. */
 export const eventTypes = [
   "agent.created",
   "agent.updated",

@@ -3,7 +3,7 @@ import { bodyNumber, resourceId, text, timestamp } from "../../resources/schemas
 import { agentId } from "../agents/schemas.js";
 import { Task, taskId } from "../tasks/schemas.js";
 
-/** SPEC §11.2. */
+/** docs/api/leases.md. */
 export const leaseDurations = { min: 5, max: 3600, default: 60 } as const;
 export const maxWaitSeconds = 20;
 

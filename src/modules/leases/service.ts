@@ -73,7 +73,7 @@ async function nextReadyAt(db: Database, agentId: string): Promise<number | unde
 }
 
 /**
- * Leases (SPEC §11.2): a worker's hold on one task of its agent. A lease is
+ * Leases (docs/api/leases.md): a worker's hold on one task of its agent. A lease is
  * the task's lease columns: it lives as long as the task holds it and its
  * expiry is ahead; the settler (./settler.ts) ends those that run out.
  */
@@ -151,7 +151,7 @@ export const leasesService = {
     return toLease(row);
   },
 
-  /** Gives the task back: pending again at once, no attempt counted; cancelled if that was asked for (SPEC §11.4). */
+  /** Gives the task back: pending again at once, no attempt counted; cancelled if that was asked for (docs/api/leases.md). */
   async release(db: Database, agentId: string, leaseId: string): Promise<void> {
     if (!isUuid(agentId)) throw agentNotFound();
     await retryLostRaces("Lease", () =>

@@ -45,7 +45,7 @@ const statements = {
 
 /**
  * What is due on `row` at `now`, if anything: a passed deadline fails the
- * task (SPEC §11.5); an expired lease ends the attempt as a failure that may
+ * task (docs/api/leases.md); an expired lease ends the attempt as a failure that may
  * be retried, or cancels the task when that was asked for.
  */
 function settlement(
@@ -101,7 +101,7 @@ export interface Settler {
 }
 
 /**
- * The settler (SPEC §11.5), one per process: expired leases and passed
+ * The settler (docs/api/leases.md), one per process: expired leases and passed
  * deadlines are settled within moments of their time, by whichever instance
  * gets there first. It does nothing while nothing is due: an alarm is set
  * for the earliest due time (two index seeks), and moved when a change

@@ -18,7 +18,7 @@ export function toLease(row: TaskRow): LeaseOut {
   };
 }
 
-// The pick: the agent's next ready task in SPEC §11.2's order, walking
+// The pick: the agent's next ready task in docs/api/leases.md's order, walking
 // tasks_agent_id_status_priority_run_at_created_at_id_idx in order (the first
 // row that qualifies is the one); never one whose deadline has passed (the
 // settler fails those), only for a running agent.

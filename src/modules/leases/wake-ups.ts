@@ -3,7 +3,7 @@ import type { Database } from "../../db/index.js";
 /**
  * What wakes a long poll for an agent's next task. Every change of a task is
  * recorded as an event, and every event notifies channel `events` with its
- * agent's id once committed, on every instance (src/events/outbox.ts): a task
+ * agent's id once committed, on every instance (src/modules/events/outbox.ts): a task
  * created, released or retried anywhere is told here at once. A payload of ""
  * (another SQLite process committed, or PostgreSQL's LISTEN connection came
  * back) may concern anyone, so it wakes every watch. A notification only says

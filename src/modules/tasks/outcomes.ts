@@ -2,7 +2,7 @@ import type { JsonValue } from "../../resources/json.js";
 import type { TaskRow } from "./rows.js";
 
 /*
- * How an attempt ends (SPEC §11.3–§11.5), as pure steps from one tasks row to
+ * How an attempt ends (docs/api/leases.md), as pure steps from one tasks row to
  * the next: a worker's report, an expired lease, a release, a passed deadline.
  * Callers write the result conditionally on the version they read, so each
  * ending is applied once, whoever (worker, settler, another instance) gets
@@ -66,7 +66,7 @@ export const withoutLease = (row: TaskRow): TaskRow => ({
 export const hasLiveLease = (row: TaskRow, now: Date) =>
   row.lease_id !== null && row.lease_expires_at !== null && Date.parse(row.lease_expires_at) > now.getTime();
 
-/** A lease's end: never after the task's deadline (SPEC §11.2). */
+/** A lease's end: never after the task's deadline (docs/api/leases.md). */
 export function leaseEnd(row: Pick<TaskRow, "deadline_at">, now: Date, durationSeconds: number): Date {
   const end = now.getTime() + durationSeconds * 1000;
   return new Date(row.deadline_at === null ? end : Math.min(end, Date.parse(row.deadline_at)));
@@ -104,7 +104,7 @@ export function endAttempt(
 
 /**
  * The worker gave the task back (DELETE of its lease): ready again now, with
- * no attempt counted; or `cancelled` when that was asked for (SPEC §11.4).
+ * no attempt counted; or `cancelled` when that was asked for (docs/api/leases.md).
  */
 export function released(row: TaskRow, now: Date): TaskRow {
   if (row.cancel_requested) return { ...withoutLease(row), status: "cancelled" };

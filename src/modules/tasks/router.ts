@@ -16,7 +16,7 @@ import { tasksService } from "./service.js";
 const tags = ["tasks"];
 
 /**
- * SPEC §11.4: a cancellation asked for that did not cancel the task (it is
+ * docs/api/leases.md: a cancellation asked for that did not cancel the task (it is
  * leased: its worker is told) is 202. Over tRPC the mutation returns the task
  * all the same, still running, with cancel_requested.
  */

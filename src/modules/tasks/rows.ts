@@ -65,7 +65,7 @@ export const toTask = (row: TaskRow): TaskOut => ({
   metadata: JSON.parse(row.metadata),
 });
 
-/** The columns of SPEC §11 (running tasks) in the order `update` takes them. */
+/** The columns of docs/api/leases.md (running tasks) in the order `update` takes them. */
 export type RunningColumns = [
   maxAttempts: number,
   attempts: number,
@@ -127,6 +127,6 @@ export const taskChangeFields = [
   "metadata",
 ] as const;
 
-/** SPEC's list order: created_at, then id. */
+/** The lists' order: created_at, then id. */
 export const byCreation = (a: TaskOut, b: TaskOut) =>
   a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;

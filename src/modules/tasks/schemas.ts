@@ -28,7 +28,7 @@ const input = jsonObject(maxInputBytes)
   .meta({ description: `Any JSON object, at most ${maxInputBytes} bytes serialised (UTF-8)` });
 const result = jsonValue.meta({ description: "Any JSON value; null until set" });
 
-// Running tasks (SPEC §11): when a task may run, how often, until when; and a
+// Running tasks (docs/api/leases.md): when a task may run, how often, until when; and a
 // worker finishing it through its lease. Cross-field rules that need the
 // stored task (deadline_at against run_at) are the service's.
 const maxAttempts = z.int().min(1).max(20).meta({ description: "Attempts allowed before the task fails", example: 3 });
@@ -176,7 +176,7 @@ const taskExample = {
   metadata: {},
 };
 
-/** The live lease of a task (SPEC §11.1). */
+/** The live lease of a task (docs/api/tasks.md). */
 export const TaskLease = z
   .object({
     id: resourceId("Lease id"),
@@ -189,7 +189,7 @@ export const TaskLease = z
     example: { id: "0c3e8a2f-5b7d-4f1e-9a2c-6d8b4e0f1a37", worker: "worker-1", expires_at: "2026-11-25T22:40:57.123Z" },
   });
 
-/** A task's last failure (SPEC §11.1). */
+/** A task's last failure (docs/api/tasks.md). */
 export const TaskError = z
   .object({
     code: z.string().meta({ example: "lease_expired" }),

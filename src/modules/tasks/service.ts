@@ -37,8 +37,7 @@ async function missing(db: Queryable, agentId: string): Promise<AppError> {
 }
 
 /**
- * Every write runs in one transaction with the events it records (SPEC
- * §12.1): no change without its event, no event without its change.
+ * Every write runs in one transaction with the events it records (docs/api/events.md): no change without its event, no event without its change.
  */
 export const tasksService = {
   /** How many tasks are in each status (the /metrics gauges). */
@@ -47,7 +46,7 @@ export const tasksService = {
     return new Map(rows.map((row) => [row.status, Number(row.count)]));
   },
 
-  /** A page of an agent's tasks (SPEC §13.3): filtered, in either order, from a cursor, with the total when asked for. */
+  /** A page of an agent's tasks (docs/http.md): filtered, in either order, from a cursor, with the total when asked for. */
   async list(db: Database, { agent_id: agentId, ...filter }: TaskListInput): Promise<Page<TaskOut>> {
     if (!(await agentExists(db, agentId))) throw agentNotFound();
     return listPage(db, taskList, { ...filter, scopeId: agentId }, toTask);
@@ -59,7 +58,7 @@ export const tasksService = {
     return toTask(row);
   },
 
-  /** A stopped agent accepts no new tasks (SPEC §3), checked in the insert itself. */
+  /** A stopped agent accepts no new tasks (docs/api/agents.md), checked in the insert itself. */
   async create(db: Database, agentId: string, input: TaskCreateBody, answer?: KeptAnswer): Promise<TaskOut> {
     if (!isUuid(agentId)) throw agentNotFound();
     const now = new Date();
@@ -91,12 +90,12 @@ export const tasksService = {
   },
 
   /**
-   * Changes the given fields; a status change must be allowed by SPEC §4's
+   * Changes the given fields; a status change must be allowed by docs/api/tasks.md's
    * table from the state the task is in when the write happens, and a leased
-   * task's status is its worker's (SPEC §11.3, §11.4: planTaskUpdate). Values
+   * task's status is its worker's (docs/api/leases.md: planTaskUpdate). Values
    * equal to the stored ones change nothing: the same state again is a
    * no-op, with no new version and no event. `accepted` makes it
-   * conditional (SPEC §13.2).
+   * conditional (docs/http.md).
    */
   async update(
     db: Database,

@@ -17,7 +17,7 @@ export const taskStatements = {
     `SELECT ${taskColumns} FROM tasks WHERE id = $1 AND agent_id = $2`,
   ),
   /**
-   * A stopped agent accepts no new tasks (SPEC §3): the check and the insert
+   * A stopped agent accepts no new tasks (docs/api/agents.md): the check and the insert
    * are one statement. On PostgreSQL `FOR SHARE` makes it wait for a stop in
    * progress and then see `stopped` (or makes the stop wait for the task).
    */
@@ -102,7 +102,7 @@ export const taskStatements = {
   ),
 };
 
-/** GET /agents/{agent_id}/tasks (SPEC §13.3): the plans of every shape are in bench/README.md. */
+/** GET /agents/{agent_id}/tasks (docs/http.md): the plans of every shape are in bench/README.md. */
 export const taskList: ListSource = {
   name: "tasks",
   table: "tasks",

@@ -15,9 +15,9 @@ import { type TaskRow, toText } from "./rows.js";
 import type { TaskStatus, TaskUpdateBody } from "./schemas.js";
 
 /*
- * What a PATCH of a task does (SPEC §4, §11.1, §11.3, §11.4), decided on the
+ * What a PATCH of a task does (docs/api/tasks.md, docs/api/leases.md), decided on the
  * row as stored: the row to write and the event that records it. Tasks
- * without a lease move through §4's table exactly as before; a leased task's
+ * without a lease move through the task table of docs/api/tasks.md; a leased task's
  * status is its worker's, who changes it with its lease_id, while anyone may
  * ask for its cancellation (202) or change its other fields.
  */
@@ -76,7 +76,7 @@ function schedule(row: TaskRow, patch: TaskUpdateBody): TaskRow {
     if (deadline !== row.deadline_at) {
       if (final.has(row.status)) throw onlyWhile("deadline_at", "not final", row.status);
       after.deadline_at = deadline;
-      // A lease never outlives its task's deadline (SPEC §11.2).
+      // A lease never outlives its task's deadline (docs/api/leases.md).
       if (deadline !== null && after.lease_expires_at !== null && deadline < after.lease_expires_at) {
         after.lease_expires_at = deadline;
       }

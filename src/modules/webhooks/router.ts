@@ -16,7 +16,7 @@ import {
 } from "./schemas.js";
 import { deliveriesService, webhooksService } from "./service.js";
 
-// SPEC §12.3: managing webhooks needs what writing agents needs, reads included (they show where events go).
+// docs/api/webhooks.md: managing webhooks needs what writing agents needs, reads included (they show where events go).
 const tags = ["webhooks"];
 const path = "/webhooks";
 const itemPath = "/webhooks/{webhook_id}";

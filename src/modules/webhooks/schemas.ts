@@ -3,7 +3,7 @@ import { atLeastOneOf, pagination, resourceId, text, timestamp, uuidPattern } fr
 import { isTypePattern, typePatterns } from "./interests.js";
 import { MAX_URL_LENGTH } from "./ssrf.js";
 
-/** SPEC §12.3. */
+/** docs/api/webhooks.md. */
 export const webhookId = resourceId("Webhook id");
 export const deliveryId = resourceId("Delivery id");
 export const deliveryStatuses = ["pending", "succeeded", "failed"] as const;

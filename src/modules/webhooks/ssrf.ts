@@ -133,7 +133,7 @@ export interface CheckOptions {
   signal?: AbortSignal;
 }
 
-/** Checks a webhook URL as SPEC §12.3 says; throws UnsafeUrlError. */
+/** Checks a webhook URL as docs/api/webhooks.md says; throws UnsafeUrlError. */
 export async function checkUrl(raw: string, options: CheckOptions): Promise<CheckedUrl> {
   if (raw.length > MAX_URL_LENGTH) throw new UnsafeUrlError("too_long");
   const url = URL.parse(raw);

@@ -1,6 +1,6 @@
 // Is a response what the contract allows? REST responses against the served
-// document (status documented, body matching its schema, the headers SPEC §1
-// and §5 require); tRPC responses against tRPC's envelope, SPEC §14.3, and
+// document (status documented, body matching its schema, the headers docs/http.md
+// and docs/errors.md require); tRPC responses against tRPC's envelope, docs/errors.md, and
 // the REST operation's schema for their result data; event streams by their
 // head and first message.
 import { type ObservedResponse, responseChecker } from "../../helpers/openapi-responses.js";
@@ -24,7 +24,7 @@ const parse = (body: string): unknown => {
   }
 };
 
-/** What every response must carry, whatever route answered it (SPEC §1, §5). */
+/** What every response must carry, whatever route answered it (docs/http.md, docs/errors.md). */
 function contractHeaders(observed: Observed): string[] {
   const problems: string[] = [];
   const type = header(observed, "content-type");
@@ -47,7 +47,7 @@ const detail = (observed: Observed, text: string) =>
     : [`body ${observed.body.slice(0, 120)}, not {"detail":"${text}"}`];
 
 /**
- * An event stream (SPEC §12.2), closed after its first message: its status
+ * An event stream (docs/api/events.md), closed after its first message: its status
  * documented with a `text/event-stream` body, that content type, and
  * `retry: 3000` as its first message.
  */
@@ -102,7 +102,7 @@ export function restCheck(document: ServedDocument): Check {
   };
 }
 
-/** tRPC's wire format, with SPEC §14.3's error data. */
+/** tRPC's wire format, with docs/clients.md's error data. */
 export function trpcCheck(document: ServedDocument, procedures: Procedure[]): Check {
   const check = responseChecker(document);
   const byPath = new Map(procedures.map((p) => [p.path, p]));

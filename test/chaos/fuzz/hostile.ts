@@ -107,7 +107,7 @@ export const hostileRawBodies: string[] = [
   "12",
 ];
 
-/** Bodies that are not valid UTF-8 (SPEC §1: 400, never silently replaced). */
+/** Bodies that are not valid UTF-8 (docs/http.md: 400, never silently replaced). */
 export const invalidUtf8Bodies: Buffer[] = [
   Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","type":"worker"}')]),
   Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('","type":"worker"}')]),

@@ -20,7 +20,7 @@ export interface Observed {
   stream?: true;
 }
 
-/** SPEC §12.2: a stream's first message (`retry: 3000`) is written as it opens. */
+/** docs/api/events.md: a stream's first message (`retry: 3000`) is written as it opens. */
 const firstMessageMs = 5000;
 
 const oversize = () => JSON.stringify({ name: "x".repeat(1024 * 1024 + 16), type: "worker", title: "t" });

@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import { resolve, type Schema, type ServedDocument } from "./document.js";
 
-/** Strings the contract accepts: well-formed Unicode without NUL (SPEC §1). */
+/** Strings the contract accepts: well-formed Unicode without NUL (docs/http.md). */
 const text = (minLength: number, maxLength: number) =>
   fc
     .oneof(

@@ -1,5 +1,5 @@
 /**
- * The cleaning rules of SPEC §8.6, one function per kind of cell. Each takes
+ * The cleaning rules of docs/api/data.md, one function per kind of cell. Each takes
  * the raw (trimmed) text of a cell and returns the value to store, or throws
  * a CellError that the importer turns into "file, line, column: message".
  */

@@ -60,7 +60,7 @@ export async function loadTarget(db: Database, decrypt: Decrypt, webhookId: stri
   }
 }
 
-/** The event as GET /events shows it (SPEC §12.1): the `data` of the Standard Webhooks body. */
+/** The event as GET /events shows it (docs/api/events.md): the `data` of the Standard Webhooks body. */
 const eventOf = (record: EventRecord) => ({
   id: String(record.id),
   type: record.type,

@@ -19,7 +19,7 @@ export interface SendOutcome {
 
 export interface SenderOptions {
   allowPrivate: boolean;
-  /** The whole attempt: resolution, connection, and the answer's status line (SPEC: 10 s). */
+  /** The whole attempt: resolution, connection, and the answer's status line (WEBHOOK_TIMEOUT_SECONDS, 10 s by default). */
   timeoutMs?: number;
   resolve?: Resolve;
   /** Extra trusted certificates (PEM), for receivers with a private CA. */

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { secretKeyBytes } from "../secrets.js";
 
-/** The parts of an event (SPEC §12.1) the message needs; the whole event is the body's `data`. */
+/** The parts of an event (docs/api/events.md) the message needs; the whole event is the body's `data`. */
 export interface WebhookEvent {
   id: string;
   type: string;

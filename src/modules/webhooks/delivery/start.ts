@@ -22,7 +22,7 @@ export interface WebhookDelivery {
 }
 
 /**
- * Webhook delivery in this process (SPEC §12.3): the feeder turns new events
+ * Webhook delivery in this process (docs/api/webhooks.md): the feeder turns new events
  * into deliveries when channel `events` says there are some, and the
  * dispatcher sends what is due. Every instance runs both; the database
  * decides who does what, so nothing is delivered twice at once or lost.
