@@ -144,6 +144,51 @@ describe("traffic through Prism's validating proxy", () => {
     await replay({ method: "DELETE", path: `/agents/${agent.id}`, headers: key, status: 204 });
   });
 
+  it("the event log: pages holding creations, updates with their changes, and deletions", {
+    timeout: 180_000,
+  }, async () => {
+    const agent = await replay({
+      method: "POST",
+      path: "/agents",
+      headers: key,
+      json: { name: "Log", type: "worker" },
+      status: 201,
+    });
+    await replay({
+      method: "PATCH",
+      path: `/agents/${agent.id}`,
+      headers: key,
+      json: { status: "running" },
+      status: 200,
+    });
+    const task = await replay({
+      method: "POST",
+      path: `/agents/${agent.id}/tasks`,
+      headers: key,
+      json: { title: "Watched", metadata: { team: "log" } },
+      status: 201,
+    });
+    await replay({
+      method: "PATCH",
+      path: `/agents/${agent.id}/tasks/${task.id}`,
+      headers: key,
+      json: { priority: 9, metadata: { team: null } },
+      status: 200,
+    });
+    await replay({ method: "DELETE", path: `/agents/${agent.id}`, headers: key, status: 204 });
+    const events = await replay({ path: `/events?agent_id=${agent.id}`, status: 200 });
+    expect(events.map((event: { type: string }) => event.type)).toEqual([
+      "agent.created",
+      "agent.updated",
+      "task.created",
+      "task.updated",
+      "task.deleted",
+      "agent.deleted",
+    ]);
+    await replay({ path: `/events?agent_id=${agent.id}&types=task.*&limit=1`, status: 200 });
+    await replay({ path: "/events?after=x", status: 400 });
+  });
+
   it("both data versions, prefixed and at the root with and without X-API-Version", { timeout: 180_000 }, async () => {
     for (const path of ["/v1/cars?month=2021-01", "/v1/cars/makes", "/v1/coe/latest", "/v1/pqp", "/v1/health"]) {
       await replay({ path, status: 200 });

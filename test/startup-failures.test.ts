@@ -89,6 +89,18 @@ describe("a database the service cannot use", () => {
     },
   );
 
+  it.runIf(testProvider === "sqlite")(
+    "a SQLite folder that cannot be made (under /proc): exit 1, one line, no hang",
+    { timeout: 120_000 },
+    async () => {
+      const started = Date.now();
+      const done = await startToFailure({ DATABASE_URL: "file:/proc/x/agents.db" });
+      expectOneClearLine(done, /^Failed to start: cannot use the SQLite database \/proc\/x\/agents\.db \(DATABASE_URL\): /);
+      // A guard against the hang (Node's recursive mkdir loops under /proc), not a measure of speed.
+      expect(Date.now() - started).toBeLessThan(30_000);
+    },
+  );
+
   it("a PostgreSQL server that never answers: exit 1 within the connect timeout", { timeout: 120_000 }, async () => {
     const started = performance.now();
     const done = await startToFailure({ DATABASE_URL: "postgresql://postgres:secret@10.255.255.1:5432/agents" });

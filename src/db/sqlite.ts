@@ -1,10 +1,10 @@
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaClient as SqliteClient } from "../generated/sqlite/client.js";
 import type { Database, PrismaClient, Tx } from "./database.js";
 import { Listeners } from "./listeners.js";
+import { makeFolder } from "./make-folder.js";
 import { openSqlite, type SqliteConnection } from "./sqlite-connection.js";
 import { type Arg, type Statement, statement } from "./statements.js";
 
@@ -280,7 +280,7 @@ class SqliteDatabase implements Database {
 }
 
 export async function connectSqlite(path: string): Promise<Database> {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (path !== ":memory:") makeFolder(dirname(path));
   // WAL with synchronous=NORMAL: durable across process crashes, and writes
   // cost a fraction of the default journal's.
   const writer = openSqlite(path, ["journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON"]);

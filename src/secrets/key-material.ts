@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { makeFolder } from "../db/make-folder.js";
 
 const KEY_FILE = "webhook-secrets.key";
 const KEY_BYTES = 32;
@@ -33,7 +34,7 @@ export function keyFilePath(databaseUrl: string): string {
 export function readOrCreateKeyFile(path: string): Buffer {
   const existing = readKeyFile(path);
   if (existing) return existing;
-  mkdirSync(dirname(path), { recursive: true });
+  makeFolder(dirname(path));
   // Written whole under a private name, then linked into place: link() fails when another process
   // won the race, and nobody ever reads a half-written file.
   const draft = `${path}.${process.pid}.${randomBytes(4).toString("hex")}`;

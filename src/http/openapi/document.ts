@@ -2,8 +2,8 @@ import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import type { Config } from "../../config.js";
 import { acceptedCredentials, type Credential } from "../../modules/auth/policy.js";
 import type { AppRouter } from "../../modules/index.js";
+import { procedureMetas } from "../../trpc/internals.js";
 import { creates } from "../../trpc/meta.js";
-import { procedureMetas } from "../procedure-metas.js";
 import { errorComponents, errorResponseRefs } from "./errors.js";
 import { documentIdempotent } from "./idempotency.js";
 import { documentList } from "./list-headers.js";
@@ -49,6 +49,7 @@ export function buildOpenApiDocument(
     paths: extraPaths,
   });
 
+  const pageSchemas = new Set<string>();
   for (const [path, pathItem] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
       const meta = metas.get(operationKey(method, path));
@@ -85,13 +86,19 @@ export function buildOpenApiDocument(
       Object.assign(responses, errorResponseRefs([...errorStatuses].sort((a, b) => a - b)));
       operation.responses = responses;
       if (meta.versioned) documentVersioned(method, operation as Parameters<typeof documentVersioned>[1]);
-      if (meta.paged) documentList(operation, document.components?.schemas ?? {});
+      if (meta.paged) {
+        const page = documentList(operation, document.components?.schemas ?? {});
+        if (page) pageSchemas.add(page);
+      }
       if (creates(meta)) documentIdempotent(operation as Parameters<typeof documentIdempotent>[0]);
     }
   }
-  // The adapter's own error schemas (`error.BAD_REQUEST`, …) describe bodies this service never sends.
+  // The adapter's own error schemas (`error.BAD_REQUEST`, …) describe bodies this service never sends;
+  // a page's schema is tRPC's answer, and REST answers its items.
   const generatedSchemas = (document.components?.schemas ?? {}) as Record<string, unknown>;
   for (const name of Object.keys(generatedSchemas)) if (name.startsWith("error.")) delete generatedSchemas[name];
+  const referenced = JSON.stringify(document.paths);
+  for (const name of pageSchemas) if (!referenced.includes(`"#/components/schemas/${name}"`)) delete generatedSchemas[name];
   const used = new Set(
     Object.values(document.paths ?? {}).flatMap((item) =>
       Object.values(item as Record<string, { tags?: string[] }>).flatMap((operation) => operation.tags ?? []),

@@ -18,23 +18,24 @@ type Media = Record<string, { schema?: Schema }>;
  * A paged list's operation (meta `paged`): its 200 is the page's items, with
  * the page's cursor and total as headers, and its metadata filter is written
  * `metadata[key]=value` (deepObject), which is how the REST layer reads it
- * and how generated clients send an object.
+ * and how generated clients send an object. Returns the name of the page's
+ * component, which REST no longer refers to.
  */
-export function documentList(operation: Operation, schemas: Record<string, unknown>): void {
-  const success = operation.responses["200"];
-  if (success) {
-    success.headers = { ...success.headers, ...pageHeaders };
-    const media = (success.content as Media | undefined)?.["application/json"];
-    const ref = media?.schema?.$ref;
-    const page = (ref ? schemas[ref.replace("#/components/schemas/", "")] : media?.schema) as Schema | undefined;
-    const items = page?.properties?.items;
-    if (!media || !items) throw new Error(`${operation.operationId}: a paged list's output must be a page of items`);
-    media.schema = items as Schema;
-  }
+export function documentList(operation: Operation, schemas: Record<string, unknown>): string | undefined {
   for (const parameter of operation.parameters ?? []) {
     if (parameter.in === "query" && parameter.name === "metadata") {
       parameter.style = "deepObject";
       parameter.explode = true;
     }
   }
+  const success = operation.responses["200"];
+  if (!success) return undefined;
+  success.headers = { ...success.headers, ...pageHeaders };
+  const media = (success.content as Media | undefined)?.["application/json"];
+  const name = media?.schema?.$ref?.replace("#/components/schemas/", "");
+  const page = (name ? schemas[name] : media?.schema) as Schema | undefined;
+  const items = page?.properties?.items;
+  if (!media || !items) throw new Error(`${operation.operationId}: a paged list's output must be a page of items`);
+  media.schema = items as Schema;
+  return name;
 }

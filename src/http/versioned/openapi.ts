@@ -1,7 +1,7 @@
 import type { Config } from "../../config.js";
 import type { AppRouter } from "../../modules/index.js";
+import { procedureMetas } from "../../trpc/internals.js";
 import { errorResponseRefs } from "../openapi/errors.js";
-import { procedureMetas } from "../procedure-metas.js";
 import type { Meta } from "../rest/procedures.js";
 import { ref, versionedComponents } from "./components.js";
 import { type ApiVersion, type Endpoint, type EndpointTable, endpointTable, groupsOf } from "./endpoints.js";

@@ -10,25 +10,33 @@ export function parseEventId(text: string): bigint | undefined {
   return id <= maxEventId ? id : undefined;
 }
 
-const prefixes = new Set(eventTypes.map((type) => type.slice(0, type.indexOf("."))));
+const groups = [...new Set(eventTypes.map((type) => type.slice(0, type.indexOf("."))))];
 
 /**
- * `types` as clients send it, a comma list of event types where `task.*`
- * stands for every type that starts with `task.`: the exact types it names,
- * in the catalogue's order, or the names it does not know.
+ * The ways to name event types, in streams' and lists' `types` and in a
+ * webhook's: an exact type, `<group>.*` (`agent.*`, `task.*`) for every type
+ * of a group, or `*` for every type (webhooks only).
+ */
+export const typePatterns: readonly string[] = ["*", ...groups.map((group) => `${group}.*`), ...eventTypes];
+
+export const isTypePattern = (pattern: string) => typePatterns.includes(pattern);
+
+/** Whether `type` is named by one of `patterns`: the one matcher of event types. */
+export function matchesType(patterns: readonly string[], type: EventType): boolean {
+  return patterns.some(
+    (pattern) =>
+      pattern === "*" || pattern === type || (pattern.endsWith(".*") && type.startsWith(pattern.slice(0, -1))),
+  );
+}
+
+/**
+ * `types` as readers of the log send it, a comma list of exact types and
+ * `<group>.*` patterns: the exact types it names, in the catalogue's order,
+ * or the names it does not know.
  */
 export function parseEventTypes(list: string): { types: EventType[] } | { unknown: string[] } {
-  const wanted = new Set<EventType>();
-  const unknown: string[] = [];
-  for (const name of list.split(",").map((part) => part.trim())) {
-    if (name.endsWith(".*") && prefixes.has(name.slice(0, -2))) {
-      for (const type of eventTypes) if (type.startsWith(name.slice(0, -1))) wanted.add(type);
-    } else if ((eventTypes as readonly string[]).includes(name)) {
-      wanted.add(name as EventType);
-    } else {
-      unknown.push(name);
-    }
-  }
+  const names = list.split(",").map((part) => part.trim());
+  const unknown = names.filter((name) => name === "*" || !isTypePattern(name));
   if (unknown.length > 0) return { unknown };
-  return { types: eventTypes.filter((type) => wanted.has(type)) };
+  return { types: eventTypes.filter((type) => matchesType(names, type)) };
 }

@@ -11,7 +11,7 @@ export interface EventMatch {
 }
 
 /** One reader fed by the hub: events it matches, in id order, until it leaves. */
-export class Subscription {
+export class HubSubscriber {
   /** Never changed in place: it may be the very array other subscribers were handed. */
   private buffer: readonly EventRecord[] = [];
   private waiting: ((woken: boolean) => void) | undefined;
@@ -26,7 +26,7 @@ export class Subscription {
 
   constructor(
     readonly match: EventMatch,
-    private readonly leave: (subscription: Subscription) => void,
+    private readonly leave: (subscription: HubSubscriber) => void,
   ) {
     this.types = match.types && new Set(match.types);
     this.filterKey = JSON.stringify([match.agentId ?? null, match.types ? [...match.types].sort() : null]);

@@ -1,6 +1,6 @@
 import { type Database, statement } from "../../db/index.js";
 import type { Logger } from "../../logger.js";
-import { type EventMatch, Subscription } from "./hub-subscriber.js";
+import { type EventMatch, HubSubscriber } from "./hub-subscriber.js";
 import { eventsChannel } from "./outbox.js";
 import { eventLogHead, readEvents } from "./sql.js";
 import type { EventRecord } from "./types.js";
@@ -30,7 +30,7 @@ const beyond = statement<{ found: boolean }, [position: bigint]>("events_beyond"
  * of their own while they keep up, however many are open.
  */
 export class EventHub {
-  private readonly subscribers = new Set<Subscription>();
+  private readonly subscribers = new Set<HubSubscriber>();
   private position = 0n;
   private listening: (() => void) | undefined;
   private idle = true;
@@ -52,8 +52,8 @@ export class EventHub {
    * with a larger id is offered to it, and every event up to the position was
    * visible to readers before this resolved.
    */
-  async subscribe(match: EventMatch): Promise<{ subscription: Subscription; position: bigint }> {
-    const subscription = new Subscription(match, (leaving) => this.subscribers.delete(leaving));
+  async subscribe(match: EventMatch): Promise<{ subscription: HubSubscriber; position: bigint }> {
+    const subscription = new HubSubscriber(match, (leaving) => this.subscribers.delete(leaving));
     this.subscribers.add(subscription);
     if (this.idle) {
       this.idle = false;

@@ -81,7 +81,7 @@ const eventStreamDocument = {
       ": keep-alive\n\n",
   },
   "x-itemSchema": {
-    oneOf: [{ $ref: "#/components/schemas/Event" }, z.toJSONSchema(EventGap, { target: "openapi-3.0" })],
+    oneOf: [{ $ref: "#/components/schemas/ChangeEvent" }, z.toJSONSchema(EventGap, { target: "openapi-3.0" })],
   },
 };
 

@@ -61,8 +61,17 @@ export const EventSubscriptionInput = EventStreamQuery.extend({
   lastEventId: eventIdParam("The last event id received (set by httpSubscriptionLink when it reconnects)").nullish(),
 });
 
+// A pair written as an array of two in the document: `prefixItems` with `items: false`, zod's form of a
+// tuple, is valid JSON Schema 2020-12, but Spectral's default rules and Prism's validator refuse it.
+const oldAndNew = z.tuple([z.unknown(), z.unknown()]).meta({
+  override: ({ jsonSchema }) => {
+    delete jsonSchema.prefixItems;
+    Object.assign(jsonSchema, { type: "array", items: {}, minItems: 2, maxItems: 2, description: "[old, new]" });
+  },
+});
+
 const changes = z
-  .record(z.string(), z.tuple([z.unknown(), z.unknown()]))
+  .record(z.string(), oldAndNew)
   .meta({ description: "Updates only: each changed field as [old, new]", example: { status: ["pending", "running"] } });
 
 export const Event = z
@@ -85,7 +94,8 @@ export const Event = z
       .meta({ description: "The resource as it is after the change, and the changed fields for updates" }),
   })
   .meta({
-    id: "Event",
+    // Never `Event`: a generated client would shadow the DOM's Event type.
+    id: "ChangeEvent",
     description: "One change of an agent or a task, recorded in the same transaction as the change",
   });
 

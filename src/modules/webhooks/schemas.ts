@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { atLeastOneOf, pagination, resourceId, text, timestamp, uuidPattern } from "../../resources/schemas.js";
-import { isTypePattern, typePatterns } from "./interests.js";
+import { isTypePattern, typePatterns } from "../events/filter.js";
 import { MAX_URL_LENGTH } from "./ssrf.js";
 
 /** docs/api/webhooks.md. */

@@ -1,7 +1,7 @@
 import { type Database, statement } from "../../../db/index.js";
 import { eventsService } from "../../events/service.js";
 import { timeOrderedUuid } from "../ids.js";
-import { type Subscription, wants } from "../interests.js";
+import { type WebhookInterest, wants } from "../interests.js";
 import { deliveriesChannel, deliveryStatements, feedCursor, webhookStatements } from "../sql.js";
 
 // Events turned into deliveries per transaction.
@@ -52,12 +52,12 @@ export async function feed(db: Database): Promise<FeedRound> {
   return db.transaction(async (tx) => {
     const locked = await tx.get(statements.lockCursor, []);
     if (!locked) return idle;
-    const subscriptions: Subscription[] = (await tx.all(webhookStatements.subscriptions, [])).map((row) => ({
+    const interests: WebhookInterest[] = (await tx.all(webhookStatements.subscriptions, [])).map((row) => ({
       id: row.id,
       types: JSON.parse(row.types),
       agentId: row.agent_id,
     }));
-    if (subscriptions.length === 0) {
+    if (interests.length === 0) {
       await tx.run(statements.leave, []);
       return idle;
     }
@@ -65,9 +65,9 @@ export async function feed(db: Database): Promise<FeedRound> {
     const last = events.at(-1);
     if (!last) return nothing;
     const rows = events.flatMap((event) =>
-      subscriptions
-        .filter((subscription) => wants(subscription, event))
-        .map((subscription) => ({ id: timeOrderedUuid(), webhook_id: subscription.id, event_id: String(event.id) })),
+      interests
+        .filter((interest) => wants(interest, event))
+        .map((interest) => ({ id: timeOrderedUuid(), webhook_id: interest.id, event_id: String(event.id) })),
     );
     if (rows.length > 0) {
       await tx.run(deliveryStatements.insertMany, [JSON.stringify(rows), new Date()]);
