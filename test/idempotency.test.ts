@@ -217,6 +217,44 @@ describe("a request still running", () => {
   });
 });
 
+describe("a creation and its kept answer commit together", () => {
+  const moveClaim = statement<unknown, [key: string]>(
+    "test_idempotency_move_claim",
+    "UPDATE idempotency_keys SET created_at = '2001-01-01T00:00:00.000+00:00' WHERE key = $1",
+  );
+  const keyState = statement<{ state: string }, [key: string]>(
+    "test_idempotency_key_state_together",
+    "SELECT state FROM idempotency_keys WHERE key = $1",
+  );
+  const taskStatus = statement<{ status: string }, [id: string]>(
+    "test_idempotency_task_status",
+    "SELECT status FROM tasks WHERE id = $1",
+  );
+
+  it("a lease whose key was taken over while it waited is not created: 409, and the task stays pending", async () => {
+    const agent = await createAgent(app);
+    await app.request(`/agents/${agent.id}`, { method: "PATCH", json: { status: "running" } });
+    const key = newKey();
+    const waiting = post(app, `/agents/${agent.id}/leases`, { wait_seconds: 5 }, key);
+    const deadline = Date.now() + 10_000;
+    while ((await app.database.db.get(keyState, [key]))?.state !== "running" && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    // As if the claim had lapsed and another request had taken the key: the waiting request's claim is no longer its own.
+    await app.database.db.run(moveClaim, [key]);
+    const task = (await (
+      await app.request(`/agents/${agent.id}/tasks`, { method: "POST", json: { title: "t" } })
+    ).json()) as {
+      id: string;
+    };
+    const answer = await waiting;
+    expect(answer.status).toBe(409);
+    expect(await answer.json()).toEqual(inFlightBody);
+    // The lease the request took was undone with the answer it could not keep.
+    expect((await app.database.db.get(taskStatus, [task.id]))?.status).toBe("pending");
+  });
+});
+
 describe("how a response is kept", () => {
   const keptBody = statement<{ response_body: string }, [key: string]>(
     "test_idempotency_kept_body",
