@@ -4,6 +4,7 @@ import type { paths } from "../generated/openapi.js";
 import { fingerprintOf } from "../src/idempotency/key.js";
 import { idempotencyStore } from "../src/idempotency/sql.js";
 import type { TestApp } from "./helpers/app.js";
+import { cloudInternalHosts } from "./helpers/cloud-metadata.js";
 import { createAgent } from "./helpers/factories.js";
 import { type OpenApiDocument, responseRecorder } from "./helpers/openapi-responses.js";
 import { type Receiver, startReceiver } from "./helpers/webhook-receiver.js";
@@ -239,6 +240,33 @@ describe("the SSRF guard", () => {
     } finally {
       await trap.close();
     }
+  });
+});
+
+describe("cloud metadata and host-internal endpoints", () => {
+  it("are refused with 400 on url, with or without WEBHOOK_ALLOW_PRIVATE, on creation and change", async () => {
+    const created = await api.POST("/webhooks", { body: { url: receiver.url, types: ["*"] } });
+    expect(created.response.status).toBe(201);
+    const path = { webhook_id: created.data?.id ?? "" };
+    const before = [await count(app), await count(guarded)];
+    for (const [host, whose] of cloudInternalHosts) {
+      const url = `http://${host}/latest/meta-data/`;
+      for (const client of [api, strict]) {
+        const res = await client.POST("/webhooks", { body: { url, types: ["*"] } });
+        expect(res.response.status, `${url} (${whose})`).toBe(400);
+        const { issues } = (res.error as { details: { issues: { field: string; message: string }[] } }).details;
+        expect(issues.map((issue) => issue.field)).toEqual(["url"]);
+        expect(issues[0]?.message).toMatch(/^is or resolves to a cloud metadata|^resolves to a loopback, private/);
+      }
+      const patched = await api.PATCH("/webhooks/{webhook_id}", { params: { path }, body: { url } });
+      expect(patched.response.status, url).toBe(400);
+      expect((patched.error as { details: { issues: { message: string }[] } }).details.issues[0]?.message).toBe(
+        "is or resolves to a cloud metadata or host-internal address, which is never called",
+      );
+    }
+    expect([await count(app), await count(guarded)]).toEqual(before);
+    expect((await api.GET("/webhooks/{webhook_id}", { params: { path } })).data?.url).toBe(receiver.url);
+    await api.DELETE("/webhooks/{webhook_id}", { params: { path } });
   });
 });
 

@@ -2,6 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readEvents } from "../src/modules/events/sql.js";
 import { eventTypes } from "../src/modules/events/types.js";
+import { generateSecret } from "../src/modules/webhooks/secrets.js";
+import { createSecretsCipher } from "../src/secrets/cipher.js";
 import type { TestApp } from "./helpers/app.js";
 import { createAgent, createTask } from "./helpers/factories.js";
 import { type Receiver, startReceiver } from "./helpers/webhook-receiver.js";
@@ -205,6 +207,31 @@ describe("delivery", () => {
     const [delivery] = await waitForDeliveries(app, webhook.id, (list) => list[0]?.status === "failed");
     expect(delivery).toMatchObject({ attempts: 3, last_status_code: 503, next_attempt_at: null });
     expect(hook.received).toHaveLength(3);
+  });
+
+  it("a secret that cannot be decrypted fails the attempt, and the error line says why", async () => {
+    const hook = await receiver();
+    const webhook = await createWebhook(app, { url: hook.url, types: ["agent.created"] });
+    // As if WEBHOOK_SECRETS_KEY had changed since the secret was stored.
+    const otherKey = createSecretsCipher("another key material, 32 bytes or more");
+    await app.database.db.prisma.webhookSecret.updateMany({
+      where: { webhookId: webhook.id },
+      data: { secret: otherKey.encrypt(generateSecret(), webhook.id) },
+    });
+    await createAgent(app);
+    const [delivery] = await waitForDeliveries(app, webhook.id, (list) => list[0]?.status === "failed");
+    expect(delivery).toMatchObject({
+      attempts: 3,
+      last_status_code: null,
+      last_error: "the webhook's secret cannot be used (see the service's log)",
+    });
+    expect(hook.received).toEqual([]);
+    const reason = "The webhook secret was encrypted with another key (was WEBHOOK_SECRETS_KEY changed?)";
+    const errors = app.logs.filter((line) => line.level === "error" && line.webhook_id === webhook.id);
+    expect(errors).toHaveLength(3);
+    for (const line of errors) {
+      expect(line).toMatchObject({ msg: `webhook secrets cannot be used: ${reason}`, reason });
+    }
   });
 
   it("POST …/deliveries sends an event again now, as a new delivery", async () => {

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, isIP } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TLSSocket } from "node:tls";
@@ -12,6 +12,7 @@ import { createSender, type Sender, type WebhookMessage } from "../src/modules/w
 import { signatureHeaders, webhookBody } from "../src/modules/webhooks/delivery/signing.js";
 import { generateSecret } from "../src/modules/webhooks/secrets.js";
 import type { Resolve } from "../src/modules/webhooks/ssrf.js";
+import { cloudInternalHosts } from "./helpers/cloud-metadata.js";
 
 type Answer = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -311,6 +312,36 @@ describe("the SSRF guard at delivery", () => {
       );
     }
     expect(dns.calls).toBe(2);
+  });
+});
+
+describe("cloud metadata and host-internal endpoints", () => {
+  const refused = "url is or resolves to a cloud metadata or host-internal address, which is never called";
+
+  // A name is answered with the loopback receiver: were it not refused by its name, the send would arrive there.
+  it.each(cloudInternalHosts)("never calls %s (%s), even with WEBHOOK_ALLOW_PRIVATE", async (host) => {
+    const before = receiver.connections;
+    const dns = scriptedResolver(["127.0.0.1"]);
+    const open = sender({ allowPrivate: true, resolve: dns.resolve, timeoutMs: 1000 });
+    const outcome = await open.send(`http://${host}:${receiver.port}/latest/meta-data/`, message());
+    expect(outcome).toEqual({ ok: false, error: refused, durationMs: expect.any(Number) });
+    expect(dns.calls).toBe(0);
+    expect(receiver.connections).toBe(before);
+  });
+
+  it("never calls a name that resolves to one among callable addresses, even with WEBHOOK_ALLOW_PRIVATE", async () => {
+    const before = receiver.connections;
+    const addresses = cloudInternalHosts
+      .map(([host]) => host.replace(/^\[(.*)\]$/, "$1"))
+      .filter((host) => isIP(host) !== 0);
+    for (const address of addresses) {
+      const dns = scriptedResolver(["127.0.0.1", address]);
+      const open = sender({ allowPrivate: true, resolve: dns.resolve, timeoutMs: 1000 });
+      expect((await open.send(`http://hooks.test:${receiver.port}/`, message())).error, address).toBe(refused);
+      expect(dns.calls).toBe(1);
+    }
+    expect(receiver.connections).toBe(before);
+    expect(receiver.received).toEqual([]);
   });
 });
 

@@ -1,6 +1,8 @@
+import { isIP } from "node:net";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { checkUrl, isPublicAddress, type Resolve, UnsafeUrlError } from "../src/modules/webhooks/ssrf.js";
+import { cloudInternalHosts } from "./helpers/cloud-metadata.js";
 
 const nonPublic = [
   // IPv4
@@ -267,6 +269,51 @@ describe("checkUrl", () => {
     for (const { address } of checked.addresses) expect(isPublicAddress(address)).toBe(false);
     expect((await checkUrl("http://[::1]:8080/", { allowPrivate: true })).addresses).toEqual([
       { address: "::1", family: 6 },
+    ]);
+  });
+});
+
+describe("cloud metadata and host-internal endpoints", () => {
+  // Without WEBHOOK_ALLOW_PRIVATE an address is refused as non-public, like a private one; a name, by its name.
+  it.each(cloudInternalHosts)(
+    "refuses %s (%s), with or without WEBHOOK_ALLOW_PRIVATE, resolving nothing",
+    async (host) => {
+      const { resolve, calls } = resolverFor({});
+      const url = `http://${host}/latest/meta-data/`;
+      expect(await refusal(checkUrl(url, { allowPrivate: true, resolve }))).toEqual({
+        reason: "cloud_internal",
+        message: "url is or resolves to a cloud metadata or host-internal address, which is never called",
+      });
+      const literal = isIP(new URL(url).hostname.replace(/^\[(.*)\]$/, "$1")) !== 0;
+      expect(await refusal(checkUrl(url, { allowPrivate: false, resolve }))).toMatchObject({
+        reason: literal ? "non_public" : "cloud_internal",
+      });
+      expect(calls).toEqual([]);
+    },
+  );
+
+  it("refuses a name that resolves to one, alone or among other addresses, with WEBHOOK_ALLOW_PRIVATE", async () => {
+    const { resolve, calls } = resolverFor({
+      "imds.test": ["169.254.169.254"],
+      "wire.test": ["127.0.0.1", "168.63.129.16"],
+      "v6.test": ["93.184.216.34", "fd20:ce::254"],
+      "mapped.test": ["::ffff:100.100.100.200"],
+    });
+    for (const host of ["imds.test", "wire.test", "v6.test", "mapped.test"]) {
+      expect(await refusal(checkUrl(`http://${host}/`, { allowPrivate: true, resolve }))).toMatchObject({
+        reason: "cloud_internal",
+      });
+    }
+    expect(calls).toEqual(["imds.test", "wire.test", "v6.test", "mapped.test"]);
+  });
+
+  it("are not public addresses, and names that merely contain a metadata name are judged by address", async () => {
+    for (const address of ["168.63.129.16", "169.254.170.2", "fd20:ce::254", "fd00:c1::a9fe:a9fe", "fd00:42::42"]) {
+      expect(isPublicAddress(address)).toBe(false);
+    }
+    const { resolve } = resolverFor({ "metadata.example.test": ["93.184.216.34"] });
+    expect((await checkUrl("http://metadata.example.test/", { allowPrivate: false, resolve })).addresses).toEqual([
+      { address: "93.184.216.34", family: 4 },
     ]);
   });
 });

@@ -93,11 +93,6 @@ export const webhookStatements = {
     "webhook_secrets_drop_expired",
     "DELETE FROM webhook_secrets WHERE webhook_id = $1 AND expires_at <= $2",
   ),
-  validSecrets: statement<{ secret: string }, [webhookId: string, now: Date]>(
-    "webhook_secrets_valid",
-    `SELECT secret FROM webhook_secrets WHERE webhook_id = $1 AND (expires_at IS NULL OR expires_at > $2)
-     ORDER BY created_at DESC`,
-  ),
   /**
    * Makes sure the feed's cursor exists, starting at `head` when it did not,
    * and locks it on PostgreSQL until the transaction ends: a webhook created

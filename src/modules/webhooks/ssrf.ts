@@ -4,6 +4,7 @@ import { BlockList, isIP } from "node:net";
 /**
  * The SSRF guard: a webhook URL is called only when every address its host resolves to is public
  * (unless private addresses are allowed), and the sender then connects to exactly those addresses.
+ * The clouds' metadata and host-internal endpoints are refused whatever private addresses may do.
  */
 
 export interface ResolvedAddress {
@@ -56,20 +57,59 @@ const nonPublicGlobalIPv6: [string, number][] = [
   ["3fff::", 20], // documentation
 ];
 
+// Where the large clouds serve instance metadata, credentials and other host-internal services
+// (docs/api/webhooks.md): never a webhook receiver, even where private addresses are allowed.
+// Link-local space holds most of them: 169.254.169.254 (AWS, Azure, GCP, Oracle, DigitalOcean,
+// OpenStack, IBM, Hetzner), 169.254.170.2 and 169.254.170.23 (AWS ECS task metadata, EKS Pod
+// Identity), 169.254.169.253 and 169.254.169.123 (AWS DNS and time), 169.254.42.42 (Scaleway).
+const cloudInternalIPv4: [string, number][] = [
+  ["169.254.0.0", 16], // link-local
+  ["168.63.129.16", 32], // Azure WireServer (host agent, DNS, health probes)
+  ["100.100.100.200", 32], // Alibaba Cloud metadata
+  ["192.0.0.192", 32], // Oracle Cloud Classic metadata
+];
+const cloudInternalIPv6: [string, number][] = [
+  ["fe80::", 10], // link-local (OpenStack's metadata fe80::a9fe:a9fe among it)
+  ["fd00:ec2::254", 128], // AWS instance metadata
+  ["fd00:ec2::253", 128], // AWS DNS
+  ["fd00:ec2::123", 128], // AWS time
+  ["fd00:ec2::23", 128], // AWS EKS Pod Identity
+  ["fd20:ce::254", 128], // GCP metadata
+  ["fd00:c1::a9fe:a9fe", 128], // Oracle Cloud metadata
+  ["fd00:42::42", 128], // Scaleway metadata
+];
+// Names the clouds' resolvers give their metadata servers, refused by name: they may resolve
+// differently (or not at all) where the guard runs than where a request would go.
+const cloudInternalNames = new Set([
+  "metadata", // GCP
+  "metadata.google.internal", // GCP
+  "metadata.goog", // GCP
+  "instance-data", // AWS
+  "instance-data.ec2.internal", // AWS
+]);
+
+/**
+ * A block list of IPv4 networks, also written as IPv6 (mapped and NAT64: BlockList matches mapped
+ * forms against IPv4 rules by itself; stating them keeps that from being an unseen dependency),
+ * and of IPv6 networks.
+ */
+function blockListOf(ipv4: [string, number][], ipv6: [string, number][]): BlockList {
+  const list = new BlockList();
+  for (const [network, bits] of ipv4) {
+    list.addSubnet(network, bits, "ipv4");
+    list.addSubnet(`::ffff:${network}`, 96 + bits, "ipv6");
+    list.addSubnet(`64:ff9b::${network}`, 96 + bits, "ipv6");
+  }
+  for (const [network, bits] of ipv6) list.addSubnet(network, bits, "ipv6");
+  return list;
+}
+
+const cloudInternal = blockListOf(cloudInternalIPv4, cloudInternalIPv6);
+const nonPublic = blockListOf(nonPublicIPv4, nonPublicGlobalIPv6);
+
 const publicIPv6Space = new BlockList();
 publicIPv6Space.addSubnet("2000::", 3, "ipv6");
 for (const [prefix, bits] of embeddingIPv4) publicIPv6Space.addSubnet(prefix, bits, "ipv6");
-
-const nonPublic = new BlockList();
-for (const [network, bits] of nonPublicIPv4) {
-  nonPublic.addSubnet(network, bits, "ipv4");
-  // The same networks written as IPv6: mapped and NAT64 (BlockList matches mapped forms against
-  // IPv4 rules by itself; stating them keeps that from being an unseen dependency).
-  nonPublic.addSubnet(`::ffff:${network}`, 96 + bits, "ipv6");
-  nonPublic.addSubnet(`64:ff9b::${network}`, 96 + bits, "ipv6");
-}
-for (const [network, bits] of nonPublicGlobalIPv6) nonPublic.addSubnet(network, bits, "ipv6");
-nonPublic.addAddress("fd00:ec2::254", "ipv6"); // AWS metadata (IPv6); also outside the public space
 
 // The Fetch standard's "bad ports" (SMTP, IRC, …): fetch refuses them, so a webhook on one could
 // never be delivered; refused up front with a clear reason. https://fetch.spec.whatwg.org/#port-blocking
@@ -80,9 +120,21 @@ const badPorts = new Set([
   6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
 ]);
 
-/** True when the address is public: not loopback, private, link-local, reserved, multicast, … */
+/** True when the address is one of a cloud's metadata or host-internal endpoints (or link-local). */
+function isCloudInternalAddress(address: string): boolean {
+  const family = isIP(address);
+  return family !== 0 && cloudInternal.check(address, family === 4 ? "ipv4" : "ipv6");
+}
+
+/** True when a host name is one the clouds give their metadata servers (any case, with or without a final dot). */
+function isCloudInternalName(hostname: string): boolean {
+  return cloudInternalNames.has(hostname.toLowerCase().replace(/\.+$/, ""));
+}
+
+/** True when the address is public: not loopback, private, link-local, reserved, multicast, a cloud's own, … */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
+  if (isCloudInternalAddress(address)) return false;
   if (family === 4) return !nonPublic.check(address, "ipv4");
   if (family === 6) return publicIPv6Space.check(address, "ipv6") && !nonPublic.check(address, "ipv6");
   return false;
@@ -95,6 +147,7 @@ export type UnsafeUrlReason =
   | "credentials"
   | "port"
   | "unresolvable"
+  | "cloud_internal"
   | "non_public";
 
 const messages: Record<UnsafeUrlReason, string> = {
@@ -104,6 +157,7 @@ const messages: Record<UnsafeUrlReason, string> = {
   credentials: "must not contain a user name or password",
   port: "uses a port HTTP clients refuse (such as 25 or 6000)",
   unresolvable: "has a host that could not be resolved",
+  cloud_internal: "is or resolves to a cloud metadata or host-internal address, which is never called",
   non_public: "resolves to a loopback, private or otherwise non-public address",
 };
 
@@ -142,6 +196,7 @@ export async function checkUrl(raw: string, options: CheckOptions): Promise<Chec
   if (url.username || url.password) throw new UnsafeUrlError("credentials");
   if (url.port && badPorts.has(Number(url.port))) throw new UnsafeUrlError("port");
   const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  if (isCloudInternalName(hostname)) throw new UnsafeUrlError("cloud_internal");
   const literal = isIP(hostname);
   const addresses = literal
     ? [{ address: hostname, family: literal as 4 | 6 }]
@@ -150,6 +205,8 @@ export async function checkUrl(raw: string, options: CheckOptions): Promise<Chec
   if (!options.allowPrivate && !addresses.every(({ address }) => isPublicAddress(address))) {
     throw new UnsafeUrlError("non_public");
   }
+  // WEBHOOK_ALLOW_PRIVATE opens the private ranges, not these.
+  if (addresses.some(({ address }) => isCloudInternalAddress(address))) throw new UnsafeUrlError("cloud_internal");
   return { url, hostname, addresses };
 }
 

@@ -2,7 +2,6 @@ import type { Database } from "../../../db/index.js";
 import type { Logger } from "../../../logger.js";
 import type { SecretsCipher } from "../../../secrets/cipher.js";
 import type { EventRecord } from "../../events/types.js";
-import { webhookStatements } from "../sql.js";
 import { type Claim, dispatchStatements as statements } from "./claim-sql.js";
 import type { Sender, SendOutcome } from "./http-sender.js";
 import type { Recorder } from "./recorder.js";
@@ -48,15 +47,18 @@ export function decryptOnce(cipher: () => SecretsCipher): Decrypt {
   };
 }
 
+/** The webhook's URL and secrets, or undefined when it was deleted (its deliveries went with it). */
 export async function loadTarget(db: Database, decrypt: Decrypt, webhookId: string): Promise<Target | undefined> {
-  const webhook = await db.get(statements.target, [webhookId]);
-  if (!webhook) return undefined;
-  const sealed = await db.all(webhookStatements.validSecrets, [webhookId, new Date()]);
+  const rows = await db.all(statements.target, [webhookId, new Date()]);
+  const url = rows[0]?.url;
+  if (url === undefined) return undefined;
+  const sealed = rows.flatMap(({ secret }) => (secret === null ? [] : [secret]));
+  if (sealed.length === 0) return { url, secrets: [], error: "the webhook has no secret that signs now" };
   try {
-    return { url: webhook.url, secrets: sealed.map(({ secret }) => decrypt(secret, webhookId)) };
+    return { url, secrets: sealed.map((secret) => decrypt(secret, webhookId)) };
   } catch (error) {
     // The reason names no secret (SecretDecryptionError); the log tells the operator what to fix.
-    return { url: webhook.url, secrets: [], error: error instanceof Error ? error.message : String(error) };
+    return { url, secrets: [], error: error instanceof Error ? error.message : String(error) };
   }
 }
 
@@ -83,15 +85,19 @@ export async function attemptDelivery(
   target: Target | undefined,
   record: EventRecord | undefined,
 ): Promise<void> {
-  if (!record || !target) {
-    const why = record ? "the webhook was deleted" : "the event is no longer kept";
-    await deps.db.run(statements.giveUp, [claim.id, claimedUntil, why, new Date()]);
+  // The webhook was deleted, and its deliveries with it: nothing is left to send or record (the runner says so).
+  if (!target) return;
+  if (!record) {
+    await deps.db.run(statements.giveUp, [claim.id, claimedUntil, "the event is no longer kept", new Date()]);
     return;
   }
   let outcome: SendOutcome;
   const attemptedAt = new Date();
-  if (target.error || target.secrets.length === 0) {
-    deps.logger.error({ webhook_id: claim.webhook_id, reason: target.error }, "webhook secrets cannot be used");
+  if (target.error !== undefined) {
+    deps.logger.error(
+      { webhook_id: claim.webhook_id, delivery_id: claim.id, reason: target.error },
+      `webhook secrets cannot be used: ${target.error}`,
+    );
     outcome = { ok: false, error: "the webhook's secret cannot be used (see the service's log)", durationMs: 0 };
   } else {
     const event = eventOf(record);

@@ -68,9 +68,16 @@ export const dispatchStatements = {
     postgresql: `SELECT id, type, occurred_at, agent_id, task_id, data FROM events
       WHERE id IN (SELECT json_array_elements_text($1::json)::bigint)`,
   }),
-  target: statement<{ url: string; enabled: boolean }, [id: string]>(
+  /**
+   * The webhook's URL with each secret that signs now, newest first, read in
+   * one statement so that a webhook deleted meanwhile is either whole or gone
+   * (no rows), never a URL without its secrets.
+   */
+  target: statement<{ url: string; secret: string | null }, [id: string, now: Date]>(
     "deliveries_target",
-    "SELECT url, enabled FROM webhooks WHERE id = $1",
+    `SELECT w.url, s.secret FROM webhooks w LEFT JOIN webhook_secrets s
+       ON s.webhook_id = w.id AND (s.expires_at IS NULL OR s.expires_at > $2)
+     WHERE w.id = $1 ORDER BY s.created_at DESC`,
   ),
   /** Nothing can be sent (the event is no longer kept): failed without an attempt. */
   giveUp: statement<unknown, [id: string, claimedUntil: Date, error: string, now: Date]>(
@@ -78,6 +85,18 @@ export const dispatchStatements = {
     `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, claimed_until = NULL, last_error = $3,
        updated_at = $4 WHERE id = $1 AND claimed_until = $2`,
   ),
+  /**
+   * Locks the webhooks of a batch of attempts (a JSON array of ids) before
+   * any of their deliveries, in id order, and returns those still there.
+   * Every transaction that writes a webhook's deliveries locks the webhook
+   * first (its DELETE, PATCH, redelivery, the feed's KEY SHARE), so none
+   * waits for a delivery row while holding one another waits for.
+   */
+  lockWebhooks: statement<{ id: string }, [ids: string]>("webhooks_lock_for_record", {
+    sqlite: `SELECT id FROM webhooks WHERE id IN (${jsonList.sqlite}($1)) ORDER BY id`,
+    postgresql: `SELECT id FROM webhooks WHERE id IN (${jsonList.postgresql}($1::json)) ORDER BY id
+      FOR NO KEY UPDATE`,
+  }),
   succeeded: statement<unknown, [webhookId: string]>(
     "webhooks_succeeded",
     "UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL",

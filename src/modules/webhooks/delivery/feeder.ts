@@ -22,6 +22,18 @@ const statements = {
     `UPDATE outbox_cursors SET position = $1 WHERE name = '${feedCursor}'`,
   ),
   leave: statement("webhooks_feed_leave", `DELETE FROM outbox_cursors WHERE name = '${feedCursor}'`),
+  /**
+   * Those of the webhooks (a JSON array of ids) still there and enabled,
+   * kept so until the feed commits (FOR KEY SHARE, in id order, as the
+   * recorder locks them). One being deleted or disabled is waited for and
+   * then left out: its deliveries are not written, rather than failing the
+   * whole feed on the foreign key.
+   */
+  keep: statement<{ id: string }, [ids: string]>("webhooks_feed_keep", {
+    sqlite: "SELECT id FROM webhooks WHERE id IN (SELECT value FROM json_each($1)) AND enabled ORDER BY id",
+    postgresql: `SELECT id FROM webhooks WHERE id IN (SELECT json_array_elements_text($1::json)) AND enabled
+      ORDER BY id FOR KEY SHARE`,
+  }),
 };
 
 export interface FeedRound {
@@ -64,11 +76,15 @@ export async function feed(db: Database): Promise<FeedRound> {
     const events = await eventsService.read(tx, { after: locked.position, limit: BATCH });
     const last = events.at(-1);
     if (!last) return nothing;
-    const rows = events.flatMap((event) =>
+    const wanted = events.flatMap((event) =>
       interests
         .filter((interest) => wants(interest, event))
         .map((interest) => ({ id: timeOrderedUuid(), webhook_id: interest.id, event_id: String(event.id) })),
     );
+    const targets = [...new Set(wanted.map((row) => row.webhook_id))];
+    const kept = new Set<string>();
+    if (targets.length > 0) for (const { id } of await tx.all(statements.keep, [JSON.stringify(targets)])) kept.add(id);
+    const rows = wanted.filter((row) => kept.has(row.webhook_id));
     if (rows.length > 0) {
       await tx.run(deliveryStatements.insertMany, [JSON.stringify(rows), new Date()]);
       await tx.notify(deliveriesChannel);

@@ -3,6 +3,7 @@ import type { Database, Tx } from "../../../db/index.js";
 import type { Logger } from "../../../logger.js";
 import { webhookDeliveries } from "../../../metrics/registry.js";
 import { deliveryStatements } from "../sql.js";
+import { byWebhook, deletedWebhookMessage } from "./by-webhook.js";
 import { type Claim, dispatchStatements } from "./claim-sql.js";
 import type { SendOutcome } from "./http-sender.js";
 import { type AttemptRow, type FinishRow, jsonTimestamp, recordStatements } from "./record-sql.js";
@@ -80,9 +81,17 @@ export function createRecorder({
 
   async function writeBatch(tx: Tx, batch: Queued[]): Promise<string[]> {
     const now = new Date();
+    // The webhooks first, as their deletion locks them (then their deliveries): no deadlock between the two.
+    const groups = byWebhook(batch, ({ claim }) => claim.webhook_id);
+    const present = new Set(
+      (await tx.all(dispatchStatements.lockWebhooks, [JSON.stringify([...groups.keys()])])).map(({ id }) => id),
+    );
+    for (const [webhookId, { length }] of groups) {
+      if (!present.has(webhookId)) logger.info({ webhook_id: webhookId, deliveries: length }, deletedWebhookMessage);
+    }
     const finishes: FinishRow[] = [];
     const statuses = new Map<string, string>();
-    for (const { claim, claimedUntil, outcome } of batch) {
+    for (const { claim, claimedUntil, outcome } of batch.filter(({ claim }) => present.has(claim.webhook_id))) {
       const next = outcome.ok ? undefined : nextAttemptAt(policy.retrySchedule, claim.attempts + 1, now);
       const status = outcome.ok ? "succeeded" : next ? "pending" : "failed";
       statuses.set(claim.id, status);
@@ -96,7 +105,7 @@ export function createRecorder({
         duration_ms: outcome.durationMs,
       });
     }
-    // Those whose claim ran out (another instance took them) or whose webhook was deleted are not written.
+    // Those whose claim ran out (another instance took them) are not written.
     const written = new Set(
       (await tx.all(recordStatements.finishMany, [JSON.stringify(finishes), now])).map((r) => r.id),
     );
@@ -111,7 +120,9 @@ export function createRecorder({
       duration_ms: outcome.durationMs,
     }));
     await tx.run(recordStatements.insertAttemptsMany, [JSON.stringify(attempts)]);
-    for (const [webhookId, outcomes] of byWebhook(recorded)) await recordRun(tx, webhookId, outcomes, now);
+    for (const [webhookId, outcomes] of byWebhook(recorded, ({ claim }) => claim.webhook_id)) {
+      await recordRun(tx, webhookId, outcomes, now);
+    }
     for (const { claim, outcome } of recorded) {
       logger.debug(
         {
@@ -159,14 +170,4 @@ export function createRecorder({
       });
     },
   };
-}
-
-function byWebhook(attempts: FinishedAttempt[]): Map<string, FinishedAttempt[]> {
-  const groups = new Map<string, FinishedAttempt[]>();
-  for (const attempt of attempts) {
-    const group = groups.get(attempt.claim.webhook_id) ?? [];
-    group.push(attempt);
-    groups.set(attempt.claim.webhook_id, group);
-  }
-  return groups;
 }

@@ -4,6 +4,7 @@ import type { SecretsCipher } from "../../../secrets/cipher.js";
 import type { EventRecord } from "../../events/types.js";
 import { attemptDelivery, decryptOnce, loadTarget, type Target } from "./attempt.js";
 import { createAttemptRate } from "./attempt-rate.js";
+import { byWebhook, deletedWebhookMessage } from "./by-webhook.js";
 import { type Claim, dispatchStatements as statements } from "./claim-sql.js";
 import type { Sender } from "./http-sender.js";
 import { createLimiter } from "./limiter.js";
@@ -115,16 +116,16 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     const events = await db.all(statements.events, [JSON.stringify(claimed.map(({ event_id }) => String(event_id)))]);
     const eventById = new Map(events.map((event) => [event.id, event]));
     // One look-up of URL and secrets per endpoint for the whole batch.
-    const targets = new Map<string, Promise<Target | undefined>>();
-    for (const claim of claimed) {
-      let target = targets.get(claim.webhook_id);
-      if (!target) {
-        target = loadTarget(db, decrypt, claim.webhook_id);
-        // Awaited by each attempt; a failure there is that attempt's to report.
-        target.catch(() => {});
-        targets.set(claim.webhook_id, target);
-      }
-      startAttempt(claim, until, target, eventById.get(claim.event_id));
+    for (const [webhookId, claims] of byWebhook(claimed, (claim) => claim.webhook_id)) {
+      const target = loadTarget(db, decrypt, webhookId);
+      // Awaited by each attempt; a failure there is that attempt's to report.
+      target.then(
+        (found) => {
+          if (!found) logger.info({ webhook_id: webhookId, deliveries: claims.length }, deletedWebhookMessage);
+        },
+        () => {},
+      );
+      for (const claim of claims) startAttempt(claim, until, target, eventById.get(claim.event_id));
     }
     return true;
   }
