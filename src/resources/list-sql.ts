@@ -1,5 +1,6 @@
 import { type Arg, type Queryable, type Statement, statement } from "../db/index.js";
 import { decodeCursor, encodeCursor, type ListInput, type Page } from "./lists.js";
+import { instantOf, pastMillisecond } from "./schemas.js";
 
 /**
  * Lists (docs/http.md) as prepared statements. Each combination of filters is
@@ -43,13 +44,6 @@ interface Built {
   countArgs: number;
 }
 
-/** A created_before with more than milliseconds must still include the millisecond it falls in. */
-function ceilMilliseconds(iso: string): Date {
-  const date = new Date(iso);
-  const fraction = /\.(\d+)/.exec(iso)?.[1] ?? "";
-  return /[1-9]/.test(fraction.slice(3)) ? new Date(date.getTime() + 1) : date;
-}
-
 const qualifiedColumns = new WeakMap<ListSource, string>();
 function qualified(source: ListSource): string {
   let columns = qualifiedColumns.get(source);
@@ -86,8 +80,13 @@ function build(source: ListSource, filter: ListFilter): Built {
       `EXISTS (SELECT 1 FROM ${pairs.table} o WHERE o.${pairs.id} = m.${pairs.id}${sameScope} AND o.key = ${arg(key)} AND o.value = ${arg(value)})`,
     );
   }
-  if (filter.created_after) where.push(`${at} > ${arg(new Date(filter.created_after))}`);
-  if (filter.created_before) where.push(`${at} < ${arg(ceilMilliseconds(filter.created_before))}`);
+  // Compared as instants, in the stored form (a Date arg). Stored times are whole milliseconds: one is after
+  // a time exactly when it is after the millisecond that time falls in, and before a time with more than
+  // milliseconds exactly when it is at or before that millisecond (`<=`, not `<` the next one, which for
+  // 9999-12-31T23:59:59.9999Z would be a time no database here stores).
+  if (filter.created_after) where.push(`${at} > ${arg(instantOf(filter.created_after))}`);
+  const beforeOrAt = filter.created_before !== undefined && pastMillisecond(filter.created_before);
+  if (filter.created_before) where.push(`${at} ${beforeOrAt ? "<=" : "<"} ${arg(instantOf(filter.created_before))}`);
   const countArgs = args.length;
   const countWhere = where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "";
   const desc = filter.order === "desc";
@@ -113,7 +112,7 @@ function build(source: ListSource, filter: ListFilter): Built {
     filter.status === undefined ? "" : "s",
     first ? `m${others.length + 1}` : "",
     filter.created_after ? "a" : "",
-    filter.created_before ? "b" : "",
+    filter.created_before ? (beforeOrAt ? "bi" : "b") : "",
     cursor ? "c" : "",
     desc ? "d" : "",
   ].join("");

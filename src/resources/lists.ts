@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { metadataFilter } from "./metadata.js";
-import { pagination, uuidPattern } from "./schemas.js";
+import { dateTime, pagination, uuidPattern } from "./schemas.js";
 
 /** A list's position: the (created_at, id) of the last item of a page, in an opaque text. */
 export interface Cursor {
@@ -28,8 +28,6 @@ const cursor = z
     if (!decodeCursor(ctx.value)) ctx.issues.push({ code: "custom", input: ctx.value, message: "is not a cursor" });
   })
   .meta({ description: 'Start after this position: the cursor of the Link rel="next" of the previous page' });
-
-const dateTime = z.iso.datetime({ offset: true });
 
 /** docs/http.md: what every list takes besides its own filters. */
 export const listFields = {

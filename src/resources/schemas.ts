@@ -37,7 +37,47 @@ export const text = (min: number, max: number) =>
 export const resourceId = (description: string) =>
   z.string().meta({ description, format: "uuid", example: "4b1c5e0a-8f3d-4c2b-9a6e-1f2d3c4b5a69" });
 
+/** A time the service answers: UTC, to the millisecond (`…T…Z`), within years 0001–9999. */
 export const timestamp = z.iso.datetime().meta({ example: "2026-11-25T22:39:57.123Z" });
+
+/**
+ * The instant a date-time a client sent stands for, to the millisecond:
+ * digits past the millisecond are dropped, so the stored time is the
+ * millisecond the given time falls in (Date.parse itself only promises
+ * three digits).
+ */
+export const instantOf = (dateTime: string): Date =>
+  new Date(dateTime.replace(/\.(\d+)/, (_, digits: string) => `.${digits.slice(0, 3).padEnd(3, "0")}`));
+
+/** Whether `dateTime` says more than its millisecond: a non-zero digit past the third of its fraction. */
+export const pastMillisecond = (dateTime: string): boolean => /[1-9]/.test(/\.\d{3}(\d+)/.exec(dateTime)?.[1] ?? "");
+
+// What both databases store and `timestamp` answers: a PostgreSQL `timestamp`
+// goes further, but SQLite's text only sorts as time with four-digit years,
+// and an ISO string outside them is no longer `…T…Z`.
+const earliest = Date.parse("0001-01-01T00:00:00.000Z");
+const latest = Date.parse("9999-12-31T23:59:59.999Z");
+
+/**
+ * Every date-time the API reads, in a body or a query (docs/http.md,
+ * Conventions): ISO 8601 with seconds and `Z` or an offset, which once in UTC
+ * lies within years 0001–9999. Whatever it accepts is stored by both
+ * databases and answered as a `timestamp`, so no write ever commits behind a
+ * failing answer.
+ */
+export const dateTime = z.iso
+  .datetime({ offset: true, abort: true })
+  .check((ctx) => {
+    const at = instantOf(ctx.value).getTime();
+    if (!(at >= earliest && at <= latest)) {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        message: "must lie within years 0001–9999 once converted to UTC",
+      });
+    }
+  })
+  .meta({ description: "ISO 8601 date-time with a zone", example: "2026-11-25T23:00:00Z" });
 
 /** docs/http.md: 1 on creation, +1 on every write; the resource's ETag. */
 export const version = z.int().min(1).meta({ description: "1 on creation, +1 on every write", example: 1 });

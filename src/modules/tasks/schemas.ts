@@ -6,6 +6,7 @@ import { metadataInput, metadataPatch } from "../../resources/metadata.js";
 import {
   atLeastOneOf,
   bodyNumber,
+  dateTime,
   metadata,
   resourceId,
   text,
@@ -32,13 +33,10 @@ const result = jsonValue.meta({ description: "Any JSON value; null until set" })
 // worker finishing it through its lease. Cross-field rules that need the
 // stored task (deadline_at against run_at) are the service's.
 const maxAttempts = z.int().min(1).max(20).meta({ description: "Attempts allowed before the task fails", example: 3 });
-const requestTime = z.iso
-  .datetime({ offset: true })
-  .meta({ description: "ISO 8601 date-time with a zone", example: "2026-11-25T23:00:00Z" });
 const schedulingFields = {
   max_attempts: bodyNumber(maxAttempts).optional(),
-  run_at: requestTime.optional().meta({ description: "Not leasable before this time; default: now" }),
-  deadline_at: requestTime
+  run_at: dateTime.optional().meta({ description: "Not leasable before this time; default: now" }),
+  deadline_at: dateTime
     .nullable()
     .optional()
     .meta({ description: "The task fails if it is not final by then; not before run_at; null: none" }),

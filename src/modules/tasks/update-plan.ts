@@ -1,5 +1,6 @@
 import { AppError, validationError } from "../../errors.js";
 import { given } from "../../resources/conditional-writes.js";
+import { instantOf } from "../../resources/schemas.js";
 import { isStatusChange } from "../../resources/transitions.js";
 import type { EventType } from "../events/types.js";
 import {
@@ -65,14 +66,14 @@ function schedule(row: TaskRow, patch: TaskUpdateBody): TaskRow {
     after.max_attempts = patch.max_attempts as number;
   }
   if (changes("run_at")) {
-    const runAt = new Date(patch.run_at as string).toISOString();
+    const runAt = instantOf(patch.run_at as string).toISOString();
     if (runAt !== row.run_at) {
       if (row.status !== "pending") throw onlyWhile("run_at", "pending", row.status);
       after.run_at = runAt;
     }
   }
   if (changes("deadline_at")) {
-    const deadline = patch.deadline_at === null ? null : new Date(patch.deadline_at as string).toISOString();
+    const deadline = patch.deadline_at === null ? null : instantOf(patch.deadline_at as string).toISOString();
     if (deadline !== row.deadline_at) {
       if (final.has(row.status)) throw onlyWhile("deadline_at", "not final", row.status);
       after.deadline_at = deadline;
@@ -131,8 +132,8 @@ export function planTaskUpdate(row: TaskRow, patch: TaskUpdateBody, now: Date, p
 
 /** A new task's max_attempts, run_at (default: now) and deadline_at, which must not be earlier than run_at. */
 export function newTaskSchedule(input: Pick<TaskUpdateBody, "max_attempts" | "run_at" | "deadline_at">, now: Date) {
-  const runAt = input.run_at === undefined ? now : new Date(input.run_at);
-  const deadlineAt = input.deadline_at == null ? null : new Date(input.deadline_at);
+  const runAt = input.run_at === undefined ? now : instantOf(input.run_at);
+  const deadlineAt = input.deadline_at == null ? null : instantOf(input.deadline_at);
   if (deadlineAt !== null && deadlineAt.getTime() < runAt.getTime()) {
     const message = `must not be earlier than run_at${input.run_at === undefined ? " (now, by default)" : ""}`;
     throw validationError([{ field: "deadline_at", message }]);

@@ -1,6 +1,7 @@
 // Values a JSON schema accepts, as fast-check arbitraries: the "right shape"
 // half of the fuzzer (hostile.ts is the other half).
 import fc from "fast-check";
+import { dateCase, dateString, edgeDateTime, expectedInstant, outOfRangeDateTime } from "../../helpers/dates.js";
 import { resolve, type Schema, type ServedDocument } from "./document.js";
 
 /** Strings the contract accepts: well-formed Unicode without NUL (docs/http.md). */
@@ -13,21 +14,41 @@ const text = (minLength: number, maxLength: number) =>
     )
     .filter((s) => !s.includes("\u0000") && [...s].length >= minLength && [...s].length <= maxLength);
 
-// Far in the future, so that a run_at or deadline_at the fuzzer sets never comes due while it runs
-// (the service's own settling would then change rows in the middle of the data-change check).
-// Past dates still come from the hostile values.
+// Far in the future, so that a deadline_at the fuzzer sets never comes due while it runs (the
+// service's own settling would then change rows in the middle of the data-change check).
 const futureDate = fc
   .date({ min: new Date("2100-01-01T00:00:00Z"), max: new Date("2199-12-31T23:59:59Z"), noInvalidDate: true })
   .map((d) => d.toISOString());
 
 /**
+ * As often as not, a date at the edges of what the service stores (docs/http.md, Conventions):
+ * years 0000, 0001, 9999 and 10000 through offsets, offsets to ±14:00 and past, leap seconds,
+ * digits past the millisecond, lowercase; among them dates in the format that lie outside years
+ * 0001–9999 once in UTC. Most are refused; an accepted one may lie in the far past, which a run_at
+ * or a list filter may well do.
+ */
+const dateTime = fc.oneof(
+  { weight: 2, arbitrary: futureDate },
+  { weight: 1, arbitrary: edgeDateTime },
+  { weight: 1, arbitrary: outOfRangeDateTime },
+);
+
+/** A deadline at an edge is one the service refuses or one past 2100: a passed deadline is settled. */
+const deadline = fc.oneof(
+  { weight: 2, arbitrary: futureDate },
+  { weight: 1, arbitrary: dateCase.filter((parts) => (expectedInstant(parts) ?? "9999") >= "2100").map(dateString) },
+  { weight: 1, arbitrary: outOfRangeDateTime },
+);
+
+/**
  * Fields that start the service's own timers, kept where those timers stay out of the run: a
- * long poll that would hold the (sequential) fuzzer for up to 20 s, a lease that would expire
- * (and be settled by the service, changing rows) in the middle of it.
+ * long poll that would hold the (sequential) fuzzer for up to 20 s, a lease or a deadline that
+ * would expire (and be settled by the service, changing rows) in the middle of it.
  */
 const timed: Record<string, fc.Arbitrary<unknown>> = {
   wait_seconds: fc.constant(0),
   duration_seconds: fc.integer({ min: 1800, max: 3600 }),
+  deadline_at: fc.option(deadline, { nil: null, freq: 4 }),
 };
 
 /** A value for the property of this name: a timed one as above, else any the schema accepts. */
@@ -80,7 +101,7 @@ export function acceptedValue(document: ServedDocument, raw: Schema, depth = 0):
 
 function stringOf(schema: Schema): fc.Arbitrary<string> {
   if (schema.format === "uuid") return fc.uuid({ version: 4 });
-  if (schema.format === "date-time") return futureDate;
+  if (schema.format === "date-time") return dateTime;
   const minLength = Number(schema.minLength ?? 0);
   const maxLength = Number(schema.maxLength ?? 60);
   if (typeof schema.pattern === "string") {
