@@ -91,6 +91,7 @@ const envSchema = z
     METRICS_TOKEN: optional(z.string().optional()),
     // The event log and its streams (docs/api/events.md).
     EVENT_RETENTION_HOURS: optional(z.coerce.number().positive().max(87_600).default(168)),
+    AUDIT_RETENTION_DAYS: optional(z.coerce.number().positive().max(36_500).default(365)),
     MAX_STREAMS: optional(z.coerce.number().int().min(0).max(1_000_000).default(1000)),
     STREAM_KEEPALIVE_SECONDS: optional(z.coerce.number().positive().max(15).default(15)),
     // HTTP semantics (docs/http.md): idempotency keys, CORS.
@@ -206,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** Bearer token GET /metrics requires; unset, /metrics is open (keep it off the public network). */
     metricsToken: e.METRICS_TOKEN,
     /** docs/api/events.md: how long events are kept, how many streams a process serves, how long a stream may stay silent. */
+    audit: { retentionMs: Math.round(e.AUDIT_RETENTION_DAYS * 86_400_000) },
     events: {
       retentionMs: Math.round(e.EVENT_RETENTION_HOURS * 3_600_000),
       maxStreams: e.MAX_STREAMS,

@@ -35,6 +35,17 @@ export const errorCatalogue = {
     status: 403,
     trpc: "FORBIDDEN",
     v1: "FORBIDDEN",
+    body: "error",
+    response: {
+      name: "Forbidden",
+      description: "A credential without the scope the operation needs (details.required_scope), or an invalid API key",
+    },
+  },
+  // The same status as `forbidden`, in the `{"detail"}` body that every client of an API key already reads.
+  invalid_api_key: {
+    status: 403,
+    trpc: "FORBIDDEN",
+    v1: "FORBIDDEN",
     body: "detail",
     response: { name: "Forbidden", description: "Invalid API key" },
   },

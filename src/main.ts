@@ -27,6 +27,7 @@ async function main() {
   const { startSettler } = await import("./modules/leases/settler.js");
   const { startWebhookDelivery } = await import("./modules/webhooks/delivery/start.js");
   const { startEventPurger } = await import("./modules/events/purge.js");
+  const { startAuditPurge } = await import("./modules/audit/service.js");
   const { startIdempotencyPurge } = await import("./idempotency/purge.js");
   const logger = createLogger(config.logLevel);
 
@@ -48,6 +49,7 @@ async function main() {
   const settler = startSettler({ db, policy: config.taskRetry, logger });
   const webhooks = startWebhookDelivery({ db, config, logger });
   const purger = startEventPurger({ db, retentionMs: config.events.retentionMs, logger });
+  const auditPurge = startAuditPurge({ db, retentionMs: config.audit.retentionMs, logger });
   const idempotencyPurge = startIdempotencyPurge({ db, logger });
   const server = createHttpServer(createApp({ db, config, logger, shutdown: shutdown.signal }), config.server, logger);
   // Before the listening line, so a port in use is a failed start (exit 1), never a start that ends.
@@ -76,6 +78,7 @@ async function main() {
           await settler.stop();
           await webhooks.stop();
           await purger.stop();
+          await auditPurge.stop();
           await idempotencyPurge.stop();
           await db.close();
           await stopTracing?.();

@@ -19,7 +19,9 @@ describe("npm run user:create", () => {
     const done = await userCreate(["--email", "Grace.Hopper@Example.com", "--password", password]);
     expect(done.stderr).toBe("");
     expect(done.code).toBe(0);
-    expect(done.stdout).toMatch(/^Created user grace\.hopper@example\.com \(id [0-9a-f-]{36}\)\n$/);
+    expect(done.stdout).toMatch(
+      /^Created user grace\.hopper@example\.com \(id [0-9a-f-]{36}\), member of project default\n$/,
+    );
 
     const row = await app.database.db.prisma.user.findUniqueOrThrow({ where: { email: "grace.hopper@example.com" } });
     expect(row.passwordHash).toMatch(/^scrypt\$32768\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
@@ -44,7 +46,9 @@ describe("npm run user:create", () => {
   });
 
   it("refuses bad arguments before touching the database", { timeout: 60_000 }, async () => {
-    const usage = "usage: npm run user:create -- --email <e-mail> (--password <password> | --password-stdin)\n";
+    const usage =
+      "usage: npm run user:create -- --email <e-mail> (--password <password> | --password-stdin) " +
+      "[--project <id|name>] [--role admin|member|viewer]\n";
     const badEmail = await userCreate(["--email", "not-an-email", "--password", "a long enough password"]);
     expect(badEmail.code).toBe(1);
     expect(badEmail.stderr).toBe(`user:create: email: Invalid email address\n${usage}`);

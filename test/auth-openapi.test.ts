@@ -5,6 +5,8 @@ type Operation = { security?: unknown; responses: Record<string, unknown>; reque
 type Document = { paths: Record<string, Record<string, Operation>>; components: { securitySchemes: object } };
 
 const anyCredential = [{ bearer: [] }, { oauth2: [] }, { apiKey: [] }];
+/** Credentials may be left out, and are judged when sent (they choose the project). */
+const optionalCredential = [{}, ...anyCredential];
 const bearerOnly = [{ bearer: [] }, { oauth2: [] }];
 const agentReads = [
   ["/agents", "get"],
@@ -31,7 +33,8 @@ function expectSecurity(doc: Document, path: string, method: string, security: o
   const operation = doc.paths[path]?.[method];
   expect(operation?.security, `${method} ${path}`).toEqual(security);
   const statuses = Object.keys(operation?.responses ?? {});
-  expect(statuses.includes("401"), `${method} ${path} documents 401`).toBe(security.length > 0);
+  const takesCredentials = security.some((s) => Object.keys(s).length > 0);
+  expect(statuses.includes("401"), `${method} ${path} documents 401`).toBe(takesCredentials);
   expect(statuses.includes("403"), `${method} ${path} documents 403`).toBe(security.some((s) => "apiKey" in s));
 }
 
@@ -49,14 +52,14 @@ describe("/openapi.json security per AUTH_POLICY", () => {
     });
   });
 
-  it("open: agents operations need nothing", () => {
+  it("open: agents operations need nothing, and take a token or a key", () => {
     const doc = docs.open as Document;
-    for (const [path, method] of [...agentReads, ...agentWrites]) expectSecurity(doc, path, method, []);
+    for (const [path, method] of [...agentReads, ...agentWrites]) expectSecurity(doc, path, method, optionalCredential);
   });
 
   it("writes: only the writes need a token or a key", () => {
     const doc = docs.writes as Document;
-    for (const [path, method] of agentReads) expectSecurity(doc, path, method, []);
+    for (const [path, method] of agentReads) expectSecurity(doc, path, method, optionalCredential);
     for (const [path, method] of agentWrites) expectSecurity(doc, path, method, anyCredential);
   });
 

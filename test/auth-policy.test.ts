@@ -126,9 +126,19 @@ describe("AUTH_POLICY=open", () => {
     await expectStatus(await s.app.request(`/agents/${agent.id}`, { method: "DELETE" }), 204);
   });
 
-  it("does not read credentials where none are needed, bad ones included", async () => {
-    const headers = { ...bearer("garbage"), "x-api-key": "nope" };
-    await expectStatus(await s.app.request("/agents", { method: "POST", json: agentBody, headers }), 201);
+  it("judges credentials that are sent, even where none are needed: they choose the project", async () => {
+    await expectStatus(
+      await s.app.request("/agents", { method: "POST", json: agentBody, headers: bearer("garbage") }),
+      401,
+      {
+        detail: "Could not validate credentials",
+      },
+    );
+    const badKey = { "x-api-key": "nope" };
+    await expectStatus(await s.app.request("/agents", { method: "POST", json: agentBody, headers: badKey }), 403, {
+      detail: "Invalid API key",
+    });
+    await expectStatus(await s.app.request("/agents", { method: "POST", json: agentBody }), 201);
   });
 
   it("still needs a bearer token for /protected", async () => {

@@ -8,6 +8,7 @@ import { agentStatements } from "../src/modules/agents/sql.js";
 import { eventsChannel, recordEvents } from "../src/modules/events/outbox.js";
 import { tasksService } from "../src/modules/tasks/service.js";
 import { deliveriesChannel, feedChannel } from "../src/modules/webhooks/sql.js";
+import { defaultProjectId } from "../src/resources/acting.js";
 import { createTestDatabase, type TestDatabase, testProvider } from "./helpers/databases.js";
 
 let database: TestDatabase;
@@ -25,14 +26,18 @@ const taskValues = statement<
 const agentNames = statement<{ name: string }>("test_agent_names", "SELECT name FROM agents ORDER BY created_at, id");
 const insertAgent = statement<unknown, [id: string, name: string, at: Date]>(
   "test_insert_agent",
-  "INSERT INTO agents (id, name, type, status, created_at, updated_at) VALUES ($1, $2, 'worker', 'idle', $3, $3)",
+  `INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at)
+   VALUES ($1, '00000000-0000-4000-8000-000000000000', $2, 'worker', 'idle', $3, $3)`,
 );
 const agentCount = statement<{ n: number }>("test_agent_count", "SELECT CAST(COUNT(*) AS INTEGER) AS n FROM agents");
 
 describe("statements", () => {
   it("give rows keyed by column name, with the same value types on both databases", async () => {
-    const agent = await agentsService.create(db, { name: "typed", type: "worker" });
-    const task = await tasksService.create(db, agent.id, { title: "t", priority: 3 });
+    const agent = await agentsService.create(db, defaultProjectId, { name: "typed", type: "worker" });
+    const task = await tasksService.create(db, defaultProjectId, agent.id, {
+      title: "t",
+      priority: 3,
+    });
     expect(await db.get(taskValues, [task.id])).toEqual({
       id: task.id,
       priority: 3,
@@ -50,9 +55,14 @@ describe("statements", () => {
     const row = await db.prisma.agent.findUniqueOrThrow({ where: { id } });
     expect(row.createdAt.toISOString()).toBe(early.toISOString());
     const byPrisma = await db.prisma.agent.create({
-      data: { name: "by prisma", type: "worker", createdAt: new Date("2001-01-01T00:00:00.002Z") },
+      data: {
+        name: "by prisma",
+        type: "worker",
+        projectId: defaultProjectId,
+        createdAt: new Date("2001-01-01T00:00:00.002Z"),
+      },
     });
-    expect((await agentsService.get(db, byPrisma.id)).created_at).toBe("2001-01-01T00:00:00.002Z");
+    expect((await agentsService.get(db, defaultProjectId, byPrisma.id)).created_at).toBe("2001-01-01T00:00:00.002Z");
     const names = (await db.all(agentNames, [])).map((r) => r.name);
     expect(names.slice(0, 2)).toEqual(["by statement", "by prisma"]);
   });
@@ -60,8 +70,8 @@ describe("statements", () => {
   it.runIf(testProvider === "postgresql")("are prepared once per connection, by name", async () => {
     const prepared = statement<{ name: string }>("test_prepared", "SELECT name FROM pg_prepared_statements");
     const names = await db.transaction(async (tx) => {
-      await tx.get(agentStatements.get, [randomUUID()]);
-      await tx.get(agentStatements.get, [randomUUID()]);
+      await tx.get(agentStatements.get, [randomUUID(), defaultProjectId]);
+      await tx.get(agentStatements.get, [randomUUID(), defaultProjectId]);
       return (await tx.all(prepared, [])).map((row) => row.name);
     });
     expect(names).toContain("agents_get");
@@ -116,7 +126,9 @@ describe("transactions", () => {
       const first = db
         .transaction(async (tx) => {
           await tx.run(insertAgent, [a, "first of three", new Date()]);
-          return recordEvents(tx, [{ type: "agent.created", agentId: a, data: { agent: {} as never } }]);
+          return recordEvents(tx, defaultProjectId, [
+            { type: "agent.created", agentId: a, data: { agent: {} as never } },
+          ]);
         })
         .then(async (ids) => {
           // The third's row is already there: it committed with the first.
@@ -125,12 +137,14 @@ describe("transactions", () => {
         });
       const second = db.transaction(async (tx) => {
         await tx.run(insertAgent, [randomUUID(), "second of three", new Date()]);
-        await recordEvents(tx, [{ type: "agent.created", agentId: a, data: { agent: {} as never } }]);
+        await recordEvents(tx, defaultProjectId, [{ type: "agent.created", agentId: a, data: { agent: {} as never } }]);
         throw failure;
       });
       const third = db.transaction(async (tx) => {
         await tx.run(insertAgent, [c, "third of three", new Date()]);
-        return recordEvents(tx, [{ type: "agent.created", agentId: c, data: { agent: {} as never } }]);
+        return recordEvents(tx, defaultProjectId, [
+          { type: "agent.created", agentId: c, data: { agent: {} as never } },
+        ]);
       });
       const [firstIds, secondError, thirdIds] = await Promise.all([first, second.catch((e: unknown) => e), third]);
       expect(seenWhenFirstResolved).toEqual([before + 2]);
@@ -175,7 +189,8 @@ describe("transactions", () => {
       // A foreign key checked at COMMIT, not at the insert: the commit is what fails.
       const deferForeignKeys = statement("test_defer_foreign_keys", { sqlite: "PRAGMA defer_foreign_keys = ON" });
       const orphanPair = statement<unknown, [agentId: string]>("test_orphan_metadata", {
-        sqlite: "INSERT INTO agent_metadata (agent_id, key, value, created_at) VALUES ($1, 'k', 'v', 0)",
+        sqlite: `INSERT INTO agent_metadata (agent_id, project_id, key, value, created_at)
+          VALUES ($1, '00000000-0000-4000-8000-000000000000', 'k', 'v', 0)`,
       });
       const outcomes = await Promise.allSettled([
         db.transaction((tx) => tx.run(insertAgent, [randomUUID(), "lost with the commit", new Date()])),
@@ -277,7 +292,10 @@ describe("notify and listen", () => {
     try {
       await untilHeard(other, "events", heard, "ready");
       heard.length = 0;
-      const agent = await agentsService.create(db, { name: "seen elsewhere", type: "worker" });
+      const agent = await agentsService.create(db, defaultProjectId, {
+        name: "seen elsewhere",
+        type: "worker",
+      });
       // SQLite cannot say which agent another process changed: its listeners are woken with "".
       const expected = testProvider === "postgresql" ? agent.id : "";
       expect(await waitFor(() => heard.includes(expected), 1_000)).toBe(true);

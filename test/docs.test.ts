@@ -37,14 +37,31 @@ describe("/openapi.json", () => {
     const { openapi, paths } = await loadDocument();
     expect(openapi).toMatch(/^3\./);
     const statuses = (path: string, method: string) => Object.keys(paths[path]?.[method]?.responses ?? {}).sort();
-    expect(statuses("/agents", "get")).toEqual(["200", "400", "405", "500", "503"]);
+    // Every agent operation takes credentials (401 for a bad token, 403 for a bad key or a missing scope) and acts
+    // in a project, which may not be one the caller can act in (404).
+    expect(statuses("/agents", "get")).toEqual(["200", "400", "401", "403", "404", "405", "500", "503"]);
     // 405: another method at the path (docs/http.md); 409 and 422: an Idempotency-Key in flight or reused (docs/http.md);
     // 304 and 412: conditional requests (docs/http.md).
-    expect(statuses("/agents", "post")).toEqual(["201", "400", "405", "409", "413", "415", "422", "500", "503"]);
-    expect(statuses("/agents/{agent_id}", "get")).toEqual(["200", "304", "404", "405", "500", "503"]);
+    expect(statuses("/agents", "post")).toEqual([
+      "201",
+      "400",
+      "401",
+      "403",
+      "404",
+      "405",
+      "409",
+      "413",
+      "415",
+      "422",
+      "500",
+      "503",
+    ]);
+    expect(statuses("/agents/{agent_id}", "get")).toEqual(["200", "304", "401", "403", "404", "405", "500", "503"]);
     expect(statuses("/agents/{agent_id}", "put")).toEqual([
       "200",
       "400",
+      "401",
+      "403",
       "404",
       "405",
       "412",
@@ -53,7 +70,17 @@ describe("/openapi.json", () => {
       "500",
       "503",
     ]);
-    expect(statuses("/agents/{agent_id}", "delete")).toEqual(["204", "400", "404", "405", "412", "500", "503"]);
+    expect(statuses("/agents/{agent_id}", "delete")).toEqual([
+      "204",
+      "400",
+      "401",
+      "403",
+      "404",
+      "405",
+      "412",
+      "500",
+      "503",
+    ]);
     expect(paths["/agents"]?.post?.responses["201"]).toMatchObject({
       headers: { Location: expect.any(Object) },
       content: { "application/json": { schema: { $ref: "#/components/schemas/Agent" } } },

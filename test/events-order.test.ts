@@ -8,6 +8,7 @@ import { agentsService } from "../src/modules/agents/service.js";
 import { recordEvents } from "../src/modules/events/outbox.js";
 import { eventLogHead, readEvents } from "../src/modules/events/sql.js";
 import { tasksService } from "../src/modules/tasks/service.js";
+import { defaultProjectId, systemActing } from "../src/resources/acting.js";
 import { createTestDatabase, postgresAdminUrl, type TestDatabase, testProvider } from "./helpers/databases.js";
 
 // The reader and two writers each have their own connections (on PostgreSQL,
@@ -48,7 +49,7 @@ describe(`the event log on ${testProvider}`, () => {
       let after = 0n;
       for (;;) {
         const last = !writing;
-        const page = await readEvents(database.db, { after, limit: 100 });
+        const page = await readEvents(database.db, { projectId: defaultProjectId, after, limit: 100 });
         seen.push(...page.map((event) => event.id));
         after = page.at(-1)?.id ?? after;
         if (last && page.length < 100) return;
@@ -56,12 +57,12 @@ describe(`the event log on ${testProvider}`, () => {
       }
     })();
     const work = async (db: Database, i: number) => {
-      const agent = await agentsService.create(db, { name: `writer ${i}`, type: "worker" });
-      await agentsService.update(db, agent.id, { status: "running" });
-      const task = await tasksService.create(db, agent.id, { title: `task ${i}`, priority: 5 });
-      await tasksService.update(db, agent.id, task.id, { status: "running" });
-      await agentsService.update(db, agent.id, { name: `writer ${i} again` });
-      if (i % 2 === 1) await agentsService.remove(db, agent.id);
+      const agent = await agentsService.create(db, defaultProjectId, { name: `writer ${i}`, type: "worker" });
+      await agentsService.update(db, defaultProjectId, agent.id, { status: "running" });
+      const task = await tasksService.create(db, defaultProjectId, agent.id, { title: `task ${i}`, priority: 5 });
+      await tasksService.update(db, defaultProjectId, agent.id, task.id, { status: "running" });
+      await agentsService.update(db, defaultProjectId, agent.id, { name: `writer ${i} again` });
+      if (i % 2 === 1) await agentsService.remove(db, systemActing(defaultProjectId), agent.id);
     };
     try {
       await Promise.all(Array.from({ length: 50 }, (_, i) => work(writers[i % 2] as Database, i)));
@@ -82,13 +83,18 @@ describe(`the event log on ${testProvider}`, () => {
     await expect(
       writers[0]?.transaction(async (tx) => {
         const agentId = randomUUID();
-        await recordEvents(tx, [{ type: "agent.created", agentId, data: agentData(agentId) }]);
+        await recordEvents(tx, defaultProjectId, [{ type: "agent.created", agentId, data: agentData(agentId) }]);
         throw failure;
       }),
     ).rejects.toBe(failure);
-    expect(await readEvents(database.db, { after: head })).toEqual([]);
-    const agent = await agentsService.create(writers[0] as Database, { name: "after the failure", type: "worker" });
-    expect((await readEvents(database.db, { after: head })).map((event) => event.agent_id)).toEqual([agent.id]);
+    expect(await readEvents(database.db, { projectId: defaultProjectId, after: head })).toEqual([]);
+    const agent = await agentsService.create(writers[0] as Database, defaultProjectId, {
+      name: "after the failure",
+      type: "worker",
+    });
+    expect(
+      (await readEvents(database.db, { projectId: defaultProjectId, after: head })).map((event) => event.agent_id),
+    ).toEqual([agent.id]);
   });
 
   it.runIf(testProvider === "postgresql")(
@@ -105,17 +111,22 @@ describe(`the event log on ${testProvider}`, () => {
         release = resolve;
       });
       const older = writers[0]?.transaction(async (tx) => {
-        await recordEvents(tx, [{ type: "agent.created", agentId: olderId, data: agentData(olderId) }]);
+        await recordEvents(tx, defaultProjectId, [
+          { type: "agent.created", agentId: olderId, data: agentData(olderId) },
+        ]);
         recorded();
         await held;
       });
       await inside;
-      const newer = await agentsService.create(writers[1] as Database, { name: "newer", type: "worker" });
+      const newer = await agentsService.create(writers[1] as Database, defaultProjectId, {
+        name: "newer",
+        type: "worker",
+      });
       // Committed, but a reader that took it now could later see the older transaction's smaller id.
-      expect(await readEvents(database.db, { after: head })).toEqual([]);
+      expect(await readEvents(database.db, { projectId: defaultProjectId, after: head })).toEqual([]);
       release();
       await older;
-      const events = await readEvents(database.db, { after: head });
+      const events = await readEvents(database.db, { projectId: defaultProjectId, after: head });
       expect(events.map((event) => event.agent_id)).toEqual([olderId, newer.id]);
       expect(events[1]?.id).toBeGreaterThan(events[0]?.id as bigint);
     },
@@ -131,8 +142,11 @@ describe(`the event log on ${testProvider}`, () => {
         await elsewhere.query("BEGIN");
         // Taking a transaction id puts it in every snapshot's list of running transactions.
         await elsewhere.query("SELECT pg_current_xact_id()");
-        const agent = await agentsService.create(writers[0] as Database, { name: "meanwhile", type: "worker" });
-        const events = await readEvents(database.db, { after: head });
+        const agent = await agentsService.create(writers[0] as Database, defaultProjectId, {
+          name: "meanwhile",
+          type: "worker",
+        });
+        const events = await readEvents(database.db, { projectId: defaultProjectId, after: head });
         expect(events.map((event) => [event.type, event.agent_id])).toEqual([["agent.created", agent.id]]);
       } finally {
         await elsewhere.query("ROLLBACK");

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { statement } from "../src/db/index.js";
+import { ordinalsPerTransaction } from "../src/db/log-order.js";
 import type { AgentOut } from "../src/modules/agents/schemas.js";
-import { ordinalsPerTransaction } from "../src/modules/events/outbox.js";
 import { eventLogHead, readEvents } from "../src/modules/events/sql.js";
 import type { TaskOut } from "../src/modules/tasks/schemas.js";
+import { defaultProjectId } from "../src/resources/acting.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { testProvider } from "./helpers/databases.js";
 import { createAgent, createTask } from "./helpers/factories.js";
@@ -37,10 +38,10 @@ const newest = statement<{ id: bigint | number | null }>("test_outbox_newest", "
 async function recorded() {
   const written = BigInt((await app.database.db.get(newest, []))?.id ?? 0);
   const deadline = Date.now() + 5000;
-  let events = await readEvents(app.database.db, { after: mark, limit: 1000 });
+  let events = await readEvents(app.database.db, { projectId: defaultProjectId, after: mark, limit: 1000 });
   while ((events.at(-1)?.id ?? mark) < written && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 20));
-    events = await readEvents(app.database.db, { after: mark, limit: 1000 });
+    events = await readEvents(app.database.db, { projectId: defaultProjectId, after: mark, limit: 1000 });
   }
   return events.map(({ data, ...event }) => ({ ...event, data: JSON.parse(data) }));
 }
@@ -51,6 +52,7 @@ describe("agents' writes record their events", () => {
     expect(await recorded()).toEqual([
       {
         id: expect.any(BigInt),
+        project_id: defaultProjectId,
         type: "agent.created",
         occurred_at: agent.created_at,
         agent_id: agent.id,
@@ -68,6 +70,7 @@ describe("agents' writes record their events", () => {
     expect(await recorded()).toEqual([
       {
         id: expect.any(BigInt),
+        project_id: defaultProjectId,
         type: "agent.updated",
         occurred_at: body.updated_at,
         agent_id: agent.id,
@@ -113,6 +116,7 @@ describe("agents' writes record their events", () => {
     expect(events).toEqual([
       ...[second, third].map((task) => ({
         id: expect.any(BigInt),
+        project_id: defaultProjectId,
         type: "task.deleted",
         occurred_at: expect.stringMatching(iso),
         agent_id: agent.id,
@@ -121,6 +125,7 @@ describe("agents' writes record their events", () => {
       })),
       {
         id: expect.any(BigInt),
+        project_id: defaultProjectId,
         type: "agent.deleted",
         occurred_at: expect.stringMatching(iso),
         agent_id: agent.id,
@@ -143,6 +148,7 @@ describe("tasks' writes record their events", () => {
     expect((await send("DELETE", path)).status).toBe(204);
     const event = (type: string, data: unknown, occurred_at: unknown) => ({
       id: expect.any(BigInt),
+      project_id: defaultProjectId,
       type,
       occurred_at,
       agent_id: agent.id,
@@ -271,7 +277,7 @@ describe("a change and its events commit together", () => {
   );
 
   it("every event's id is larger than those recorded before it", async () => {
-    const all = await readEvents(app.database.db, { limit: 1000 });
+    const all = await readEvents(app.database.db, { projectId: defaultProjectId, limit: 1000 });
     expect(all.length).toBeGreaterThan(20);
     for (let i = 1; i < all.length; i++) expect(all[i]?.id).toBeGreaterThan(all[i - 1]?.id as bigint);
   });

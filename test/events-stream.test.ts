@@ -11,6 +11,7 @@ import { purgeEvents } from "../src/modules/events/purge.js";
 import type { EventOut } from "../src/modules/events/schemas.js";
 import { eventLogHead } from "../src/modules/events/sql.js";
 import type { AppRouter } from "../src/modules/index.js";
+import { defaultProjectId } from "../src/resources/acting.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { testProvider } from "./helpers/databases.js";
 import { createAgent, createTask } from "./helpers/factories.js";
@@ -45,7 +46,7 @@ async function record(count: number, perTransaction = 10): Promise<bigint[]> {
       const id = crypto.randomUUID();
       return { type: "agent.created" as const, agentId: id, data: agentData(id) };
     });
-    ids.push(...(await app.database.db.transaction((tx) => recordEvents(tx, batch))));
+    ids.push(...(await app.database.db.transaction((tx) => recordEvents(tx, defaultProjectId, batch))));
   }
   return ids;
 }
@@ -71,6 +72,7 @@ describe(`resuming on ${testProvider}`, () => {
       const items = followEvents({
         db: app.database.db,
         logger,
+        projectId: defaultProjectId,
         after,
         maxStreams: 10,
         keepAliveMs: 1,

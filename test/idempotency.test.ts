@@ -5,6 +5,7 @@ import { fingerprintOf } from "../src/idempotency/key.js";
 import { idempotencyStore } from "../src/idempotency/sql.js";
 import type { AgentOut } from "../src/modules/agents/schemas.js";
 import type { AppRouter } from "../src/modules/index.js";
+import { defaultProjectId } from "../src/resources/acting.js";
 import { cipherFor } from "../src/secrets/cipher.js";
 import { startTestApp, type TestApp, testConfig } from "./helpers/app.js";
 import { testProvider } from "./helpers/databases.js";
@@ -206,7 +207,8 @@ describe("a request still running", () => {
   it("a creation kept in its own transaction still gets 409 while the key is held by a request running", async () => {
     const key = newKey();
     const body = { name: `held-${key}`, type: "worker" };
-    const sender = "address:127.0.0.1";
+    // Keys are the acting project's and the caller's own.
+    const sender = `${defaultProjectId} address:127.0.0.1`;
     const fingerprint = fingerprintOf("agents.create", body, sender);
     expect(await idempotencyStore.claim(app.database.db, { sender, key, fingerprint }, 60_000)).toBeDefined();
     const second = await post(app, "/agents", body, key);
@@ -277,7 +279,8 @@ describe("how a response is kept", () => {
     const key = newKey();
     const first = await post(app, "/agents", { name: `sealed-${key}`, type: "worker" }, key);
     const created = await first.json();
-    const sender = "address:127.0.0.1";
+    // Keys are the acting project's and the caller's own.
+    const sender = `${defaultProjectId} address:127.0.0.1`;
     const sealed = cipherFor(testConfig({}, app.database)).encrypt(
       JSON.stringify(created),
       `idempotency ${sender} ${key}`,

@@ -17,11 +17,11 @@ const seeded = 10_000;
 
 // Rows as JSON [id, created_at], in batches: seeding through POST would take minutes on a loaded machine.
 const insertAgents = statement<unknown, [rows: string]>("test_paging_insert_agents", {
-  sqlite: `INSERT INTO agents (id, name, type, status, created_at, updated_at, version, metadata)
-    SELECT json_extract(value, '$[0]'), 'seeded', 'worker', 'idle', json_extract(value, '$[1]'),
+  sqlite: `INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at, version, metadata)
+    SELECT json_extract(value, '$[0]'), '00000000-0000-4000-8000-000000000000', 'seeded', 'worker', 'idle', json_extract(value, '$[1]'),
       json_extract(value, '$[1]'), 1, '{}' FROM json_each($1)`,
-  postgresql: `INSERT INTO agents (id, name, type, status, created_at, updated_at, version, metadata)
-    SELECT x->>0, 'seeded', 'worker', 'idle', (x->>1)::timestamp, (x->>1)::timestamp, 1, '{}'
+  postgresql: `INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at, version, metadata)
+    SELECT x->>0, '00000000-0000-4000-8000-000000000000', 'seeded', 'worker', 'idle', (x->>1)::timestamp, (x->>1)::timestamp, 1, '{}'
     FROM jsonb_array_elements($1::jsonb) x`,
 });
 

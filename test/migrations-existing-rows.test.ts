@@ -11,6 +11,7 @@ import { migrateDatabase } from "../src/db/migrations.js";
 import { agentsService } from "../src/modules/agents/service.js";
 import { readEvents } from "../src/modules/events/sql.js";
 import { tasksService } from "../src/modules/tasks/service.js";
+import { defaultProjectId, systemActing } from "../src/resources/acting.js";
 import { createEmptyDatabase, testProvider } from "./helpers/databases.js";
 
 const run = promisify(execFile);
@@ -86,7 +87,7 @@ describe(`the ${testProvider} migration ${migration} on a database that holds ag
   it("keeps every row and gives the new columns their values (run_at = created_at)", async () => {
     const db = await connectDatabase(database.url);
     try {
-      expect(await agentsService.get(db, agentId)).toEqual({
+      expect(await agentsService.get(db, defaultProjectId, agentId)).toEqual({
         id: agentId,
         name: "old",
         type: "worker",
@@ -96,7 +97,7 @@ describe(`the ${testProvider} migration ${migration} on a database that holds ag
         version: 1,
         metadata: {},
       });
-      const { items: tasks } = await tasksService.list(db, {
+      const { items: tasks } = await tasksService.list(db, defaultProjectId, {
         agent_id: agentId,
         skip: 0,
         limit: 10,
@@ -135,10 +136,12 @@ describe(`the ${testProvider} migration ${migration} on a database that holds ag
   it("takes writes of the old rows afterwards, with their versions and events", async () => {
     const db = await connectDatabase(database.url);
     try {
-      const task = await tasksService.update(db, agentId, taskIds[0] as string, { status: "running" });
+      const task = await tasksService.update(db, defaultProjectId, agentId, taskIds[0] as string, {
+        status: "running",
+      });
       expect(task).toMatchObject({ status: "running", version: 2, run_at: createdAt[0] });
-      await agentsService.remove(db, agentId);
-      const events = await readEvents(db);
+      await agentsService.remove(db, systemActing(defaultProjectId), agentId);
+      const events = await readEvents(db, { projectId: defaultProjectId });
       expect(events.map((event) => [event.type, event.task_id])).toEqual([
         ["task.updated", taskIds[0]],
         ["task.deleted", taskIds[0]],

@@ -3,9 +3,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { paths } from "../generated/openapi.js";
 import { fingerprintOf } from "../src/idempotency/key.js";
 import { idempotencyStore } from "../src/idempotency/sql.js";
+import { defaultProjectId } from "../src/resources/acting.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createUser } from "./helpers/auth.js";
-import { type OpenApiDocument, responseChecker, responseRecorder } from "./helpers/openapi-responses.js";
+import { type OpenApiDocument, responseChecker, responseRecorder, sendRefusals } from "./helpers/openapi-responses.js";
 
 // A client typed from the document (`npm run openapi:types`) whose every
 // response is checked against the document the server serves: status
@@ -251,7 +252,7 @@ describe("a client generated from /openapi.json", () => {
           } as never,
         );
       const dataPaths = Object.entries(document.paths).filter(
-        ([path]) => !/^\/(agents|token|protected|webhooks|events)/.test(path),
+        ([path]) => !/^\/(agents|token|protected|webhooks|events|projects)/.test(path),
       );
       expect(dataPaths.length).toBeGreaterThan(20);
       for (const [path, item] of dataPaths) {
@@ -320,7 +321,8 @@ describe("a client generated from /openapi.json", () => {
     const agent = { agent_id: created.data?.id ?? "" };
     await api.PATCH("/agents/{agent_id}", { params: { path: agent }, body: { status: "running" } });
     const db = app.database.db;
-    const sender = "address:127.0.0.1";
+    // Keys are the acting project's and the caller's own.
+    const sender = `${defaultProjectId} address:127.0.0.1`;
     const posts = [
       [
         "agents.create",
@@ -368,13 +370,18 @@ describe("a client generated from /openapi.json", () => {
     }
   });
 
+  it("refuses a bad token (401), a bad key (403) and a project the caller cannot act in (404) on every operation", async () => {
+    await sendRefusals(app.baseUrl, document, responses, /^\/(agents|events)/);
+  });
+
   it("exercised every documented status of every operation but 405, 500 and 503", () => {
     // 500 and 503 need a broken or overloaded server: unexpected-errors and availability tests cover them.
     // 405 answers a method the path has no operation for, which no client call sends:
     // openapi-method-not-allowed.test.ts sends one to every path.
     // The webhooks' operations have their own client test (webhooks-api.test.ts).
+    // So have the projects' operations (projects-api.test.ts).
     const documented = Object.entries(document.paths)
-      .filter(([path]) => !path.startsWith("/webhooks"))
+      .filter(([path]) => !path.startsWith("/webhooks") && !path.startsWith("/projects"))
       .flatMap(([path, item]) =>
         Object.entries(item).flatMap(([method, { responses }]) =>
           Object.keys(responses)

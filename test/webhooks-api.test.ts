@@ -3,10 +3,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { paths } from "../generated/openapi.js";
 import { fingerprintOf } from "../src/idempotency/key.js";
 import { idempotencyStore } from "../src/idempotency/sql.js";
+import { defaultProjectId } from "../src/resources/acting.js";
 import type { TestApp } from "./helpers/app.js";
 import { cloudInternalHosts } from "./helpers/cloud-metadata.js";
 import { createAgent } from "./helpers/factories.js";
-import { type OpenApiDocument, responseRecorder } from "./helpers/openapi-responses.js";
+import { type OpenApiDocument, responseRecorder, sendRefusals } from "./helpers/openapi-responses.js";
 import { type Receiver, startReceiver } from "./helpers/webhook-receiver.js";
 import { startWebhookApp } from "./helpers/webhooks.js";
 
@@ -327,7 +328,8 @@ describe("the delivery log", () => {
   });
 
   it("takes Idempotency-Key on its creating POSTs: replay, 409 while the first runs, 422 for another request", async () => {
-    const sender = "address:127.0.0.1";
+    // Keys are the acting project's and the caller's own.
+    const sender = `${defaultProjectId} address:127.0.0.1`;
     const claimRunning = (key: string, procedure: string, input: object) =>
       idempotencyStore.claim(
         app.database.db,
@@ -372,6 +374,10 @@ describe("the delivery log", () => {
       });
     expect((await redeliver("webhooks-redeliver", one)).response.status).toBe(201);
     expect((await redeliver("webhooks-redeliver", other)).response.status).toBe(422);
+  });
+
+  it("refuses a bad token (401), a bad key (403) and a project the caller cannot act in (404)", async () => {
+    await sendRefusals(app.baseUrl, document, responses, /^\/webhooks/);
   });
 
   it("saw every documented status of every webhook operation but 405, 500 and 503", () => {

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readEvents } from "../src/modules/events/sql.js";
 import { eventTypes } from "../src/modules/events/types.js";
 import { generateSecret } from "../src/modules/webhooks/secrets.js";
+import { defaultProjectId } from "../src/resources/acting.js";
 import { createSecretsCipher } from "../src/secrets/cipher.js";
 import type { TestApp } from "./helpers/app.js";
 import { createAgent, createTask } from "./helpers/factories.js";
@@ -66,7 +67,7 @@ describe("delivery", () => {
     const received = (await hook.waitFor(11)).sort((x, y) =>
       Number(BigInt(String(x.headers["webhook-id"])) - BigInt(String(y.headers["webhook-id"]))),
     );
-    const events = await readEvents(app.database.db, { agentId: agent.id, limit: 100 });
+    const events = await readEvents(app.database.db, { projectId: defaultProjectId, agentId: agent.id, limit: 100 });
     expect([...new Set(events.map((event) => event.type))].sort()).toEqual([...eventTypes].sort());
     expect(received.map((request) => request.headers["webhook-id"])).toEqual(events.map((event) => String(event.id)));
     for (const [i, request] of received.entries()) {

@@ -70,7 +70,7 @@ export function pgStore(url: string, poolSize: number): AgentStore {
       };
       await query(
         "insert",
-        "INSERT INTO agents (id, name, type, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)",
+        "INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at) VALUES ($1, '00000000-0000-4000-8000-000000000000', $2, $3, $4, $5, $5)",
         [row.id, name, type, row.status, now.toISOString().replace("Z", "")],
       );
       return toAgent(row);

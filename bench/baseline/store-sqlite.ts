@@ -58,7 +58,7 @@ export function sqliteStore(path: string, migrationsDir: string): AgentStore {
   );
   const get = db.prepare<[string], Row>(`SELECT ${columns} FROM agents WHERE id = ?`);
   const insert = db.prepare(
-    "INSERT INTO agents (id, name, type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+    "INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at) VALUES (?, '00000000-0000-4000-8000-000000000000', ?, ?, ?, ?, ?)",
   );
   const update = db.prepare<[string | null, string | null, string | null, string, string], Row>(
     `UPDATE agents SET name = coalesce(?, name), type = coalesce(?, type), status = coalesce(?, status), updated_at = ?,

@@ -11,8 +11,8 @@ const start = Date.parse("2026-01-01T00:00:00.000Z");
 export async function growAgents(provider: Provider, url: string, from: number, to: number) {
   if (provider === "postgresql") {
     await adminQuery(
-      `INSERT INTO agents (id, name, type, status, created_at, updated_at)
-       SELECT gen_random_uuid()::text, 'agent-' || g, (ARRAY['assistant','worker','supervisor'])[1 + g % 3],
+      `INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at)
+       SELECT gen_random_uuid()::text, '00000000-0000-4000-8000-000000000000', 'agent-' || g, (ARRAY['assistant','worker','supervisor'])[1 + g % 3],
               CASE WHEN g % 10 = 0 THEN 'running' ELSE 'idle' END,
               timestamp '2026-01-01' + g * interval '1 millisecond', timestamp '2026-01-01' + g * interval '1 millisecond'
        FROM generate_series(${from}, ${to - 1}) AS g`,
@@ -24,7 +24,7 @@ export async function growAgents(provider: Provider, url: string, from: number, 
   const db = new Database(sqlitePath(url));
   db.pragma("journal_mode = WAL");
   const insert = db.prepare(
-    "INSERT INTO agents (id, name, type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+    "INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at) VALUES (?, '00000000-0000-4000-8000-000000000000', ?, ?, ?, ?, ?)",
   );
   const types = ["assistant", "worker", "supervisor"];
   db.transaction(() => {

@@ -22,14 +22,14 @@ export async function seedLists(provider: Provider, url: string): Promise<void> 
   if (provider === "postgresql") {
     const at = "timestamp '2026-01-01' + g * interval '1 millisecond'";
     const statements = [
-      `INSERT INTO agents (id, name, type, status, created_at, updated_at, metadata)
-       SELECT md5('agent' || g)::uuid::text, 'agent-' || g, 'worker', CASE WHEN g % 10 = 0 THEN 'running' ELSE 'idle' END,
+      `INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at, metadata)
+       SELECT md5('agent' || g)::uuid::text, '00000000-0000-4000-8000-000000000000', 'agent-' || g, 'worker', CASE WHEN g % 10 = 0 THEN 'running' ELSE 'idle' END,
               ${at}, ${at}, json_build_object('tier', ${tierSql("g")}, 'shard', (g % 16)::text)::text
        FROM generate_series(0, ${listRows - 1}) AS g`,
-      `INSERT INTO agent_metadata (agent_id, key, value, created_at)
-       SELECT a.id, m.key, m.value, a.created_at FROM agents a, json_each_text(a.metadata::json) m`,
-      `INSERT INTO tasks (id, agent_id, title, status, created_at, updated_at, run_at, metadata)
-       SELECT md5('task' || g)::uuid::text, md5('agent' || CASE WHEN g % 11 = 0 THEN g % ${taskAgents} ELSE 0 END)::uuid::text,
+      `INSERT INTO agent_metadata (project_id, agent_id, key, value, created_at)
+       SELECT a.project_id, a.id, m.key, m.value, a.created_at FROM agents a, json_each_text(a.metadata::json) m`,
+      `INSERT INTO tasks (id, project_id, agent_id, title, status, created_at, updated_at, run_at, metadata)
+       SELECT md5('task' || g)::uuid::text, '00000000-0000-4000-8000-000000000000', md5('agent' || CASE WHEN g % 11 = 0 THEN g % ${taskAgents} ELSE 0 END)::uuid::text,
               'task-' || g, CASE WHEN g % 10 = 0 THEN 'running' ELSE 'pending' END, ${at}, ${at}, ${at},
               json_build_object('tier', ${tierSql("g")})::text
        FROM generate_series(0, ${listRows - 1}) AS g`,
@@ -47,13 +47,15 @@ export async function seedLists(provider: Provider, url: string): Promise<void> 
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = OFF");
   const agent = db.prepare(
-    `INSERT INTO agents (id, name, type, status, created_at, updated_at, version, metadata)
-     VALUES (?, ?, 'worker', ?, ?, ?, 1, ?)`,
+    `INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at, version, metadata)
+     VALUES (?, '00000000-0000-4000-8000-000000000000', ?, 'worker', ?, ?, ?, 1, ?)`,
   );
-  const agentPair = db.prepare("INSERT INTO agent_metadata (agent_id, key, value, created_at) VALUES (?, ?, ?, ?)");
+  const agentPair = db.prepare(
+    "INSERT INTO agent_metadata (project_id, agent_id, key, value, created_at) VALUES ('00000000-0000-4000-8000-000000000000', ?, ?, ?, ?)",
+  );
   const task = db.prepare(
-    `INSERT INTO tasks (id, agent_id, title, status, created_at, updated_at, run_at, metadata)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO tasks (id, project_id, agent_id, title, status, created_at, updated_at, run_at, metadata)
+     VALUES (?, '00000000-0000-4000-8000-000000000000', ?, ?, ?, ?, ?, ?, ?)`,
   );
   const taskPair = db.prepare(
     "INSERT INTO task_metadata (task_id, agent_id, key, value, created_at) VALUES (?, ?, ?, ?, ?)",

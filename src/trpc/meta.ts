@@ -1,10 +1,29 @@
 import type { OpenApiMeta } from "trpc-to-openapi";
 
 /**
- * What AUTH_POLICY asks of an operation: `read` and `write` are the agents and
- * tasks operations, `user` needs a signed-in user whatever the policy.
+ * What an operation asks of its caller. `project`: a resource of the acting
+ * project, needing the meta's `scope`; `caller`: any caller AUTH_POLICY lets
+ * through, which the procedure judges itself (the projects a caller may act
+ * in); `user`: a signed-in user whatever the policy.
  */
-export type Access = "read" | "write" | "user";
+export type Access = "project" | "caller" | "user";
+
+/** What a credential may do in its project (docs/api/projects.md). */
+export const scopes = [
+  "agents:read",
+  "agents:write",
+  "tasks:read",
+  "tasks:write",
+  "tasks:work",
+  "events:read",
+  "webhooks:read",
+  "webhooks:write",
+  "schedules:read",
+  "schedules:write",
+  "admin",
+] as const;
+
+export type Scope = (typeof scopes)[number];
 
 /** What the REST layer (http/rest/) and the document read from a procedure besides its `openapi` meta. */
 export type ProcedureMeta = {
@@ -69,8 +88,20 @@ export type ProcedureMeta = {
    * webhook's creation, which holds its signing secret.
    */
   keptInClear?: true;
-  /** Set by the procedure builders (trpc/procedures.ts): what AUTH_POLICY asks of the operation. */
+  /** Set by the procedure builders (trpc/procedures.ts): what the operation asks of its caller. */
   access?: Access;
+  /** What a `project` operation needs of its credential; checked on REST and tRPC, and shown in the document. */
+  scope?: Scope;
+  /**
+   * A second scope that suffices for some inputs: a worker with `tasks:work`
+   * finishing its leased task through `tasks.update`. Documented beside `scope`.
+   */
+  alsoScope?: { scope: Scope; when: (input: unknown) => boolean; description: string };
+  /**
+   * The project is the one the path names (`/projects/{project_id}/…`), not
+   * the credential's own or `X-Project-Id`'s; still one the caller may act in.
+   */
+  projectInPath?: true;
   /**
    * A versioned data route: served over HTTP by the versioned routes' plug-in
    * (http/versioned/), with this version's formats, headers and caching, at

@@ -64,16 +64,17 @@ function transportError(error: unknown): unknown {
 }
 
 /**
- * The one middleware of every procedure: AUTH_POLICY is enforced here and
- * nowhere else (the same `access` goes into the meta, from which the document
- * derives each operation's security), and whatever the procedure throws
- * leaves as `transportError` says. The principal is recorded on the request's
- * context rather than spread into a new one: this runs on every call.
+ * The one middleware of every procedure: who may call it is decided here and
+ * nowhere else (the same `access` and `scope` go into the meta, from which
+ * the document derives each operation's security), and whatever the
+ * procedure throws leaves as `transportError` says. The principal is
+ * recorded on the request's context rather than spread into a new one: this
+ * runs on every call.
  */
 function guardedProcedure(access?: Access) {
-  return (access ? t.procedure.meta({ access }) : t.procedure).use(async ({ ctx, next }) => {
+  return (access ? t.procedure.meta({ access }) : t.procedure).use(async ({ ctx, meta, getRawInput, next }) => {
     try {
-      if (access) ctx.principal = await ctx.auth.authorize(ctx, access);
+      if (access) ctx.principal = await ctx.auth.authorize(ctx, meta as Meta, getRawInput);
     } catch (error) {
       throw transportError(error);
     }
@@ -86,16 +87,15 @@ function guardedProcedure(access?: Access) {
   });
 }
 
-/** No credentials under any policy: the versioned data groups. */
+/** No credentials under any policy, no project: the versioned data groups. */
 export const publicProcedure = guardedProcedure();
-/** Agents and tasks reads: open unless AUTH_POLICY=all. */
-export const readProcedure = guardedProcedure("read");
+
 /**
- * Agents and tasks writes: open only under AUTH_POLICY=open. A creating one
- * honours Idempotency-Key (src/idempotency/), once the caller is known; its
- * service keeps the answer with its write, through `ctx.answer`.
+ * A creating mutation honours Idempotency-Key (src/idempotency/), its keys
+ * the acting project's and its caller's own; its service keeps the answer
+ * with its write, through `ctx.answer`.
  */
-export const writeProcedure = guardedProcedure("write").use(async ({ ctx, meta, path, type, getRawInput, next }) => {
+const honoursIdempotencyKey = t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) => {
   if (type !== "mutation" || !creates(meta) || !ctx.req) return next();
   const key = idempotencyKeyOf(ctx.req.headers["idempotency-key"]);
   if (key === undefined) return next();
@@ -107,7 +107,7 @@ export const writeProcedure = guardedProcedure("write").use(async ({ ctx, meta, 
     logger: ctx.logger,
     requestId: ctx.requestId,
     key,
-    requester: ctx.requester(),
+    requester: `${ctx.principal.projectId} ${ctx.requester()}`,
     operation: path,
     input,
     mode: keyedMeta.idempotency ?? "claim-first",
@@ -118,9 +118,17 @@ export const writeProcedure = guardedProcedure("write").use(async ({ ctx, meta, 
   // tRPC's middleware result, as `next()` gave it or as the kept answer made it.
   return result as Awaited<ReturnType<typeof next>>;
 });
-/** Needs a bearer token of an existing user under every policy; ctx.principal.user is that user. */
+
+/** A resource of the acting project: its meta names the scope it needs (`scope`). */
+export const projectProcedure = guardedProcedure("project").use(honoursIdempotencyKey);
+
+/** Any caller AUTH_POLICY lets through, in the project they act in; the procedure judges the rest (the projects list). */
+export const callerProcedure = guardedProcedure("caller").use(honoursIdempotencyKey);
+
+/** A signed-in user (a bearer token) under every policy; ctx.principal.user is that user. */
 export const userProcedure = guardedProcedure("user").use(({ ctx, next }) => {
-  // authorize returned a user principal, or threw: this only tells the type system.
-  if (ctx.principal.kind !== "user") throw trpcErrorOf(new AppError("unauthenticated", "Not authenticated"));
-  return next({ ctx: { principal: ctx.principal } });
+  const { user } = ctx.principal;
+  // authorize returned a user's principal, or threw: this only tells the type system.
+  if (!user) throw trpcErrorOf(new AppError("unauthenticated", "Not authenticated"));
+  return next({ ctx: { principal: { ...ctx.principal, user } } });
 });

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
 import { usersService } from "../../src/modules/auth/users.js";
+import { projectsService } from "../../src/modules/projects/service.js";
+import { defaultProjectId } from "../../src/resources/acting.js";
 import type { TestApp } from "./app.js";
 
 export interface TestUser {
@@ -9,11 +11,18 @@ export interface TestUser {
   password: string;
 }
 
-/** A user in the app's database, as `npm run user:create` makes one. */
-export async function createUser(app: TestApp, fields: { email?: string; password?: string } = {}): Promise<TestUser> {
+/**
+ * A user in the app's database, as `npm run user:create` makes one: a member
+ * of the default project unless `project` and `role` say otherwise.
+ */
+export async function createUser(
+  app: TestApp,
+  fields: { email?: string; password?: string; project?: string; role?: "admin" | "member" | "viewer" } = {},
+): Promise<TestUser> {
   const email = fields.email ?? `user-${randomUUID()}@example.com`;
   const password = fields.password ?? `pw-${randomUUID()}`;
   const user = await usersService.create(app.database.db, { email, password });
+  await projectsService.join(app.database.db, fields.project ?? defaultProjectId, user.id, fields.role ?? "member");
   return { id: user.id, email: user.email, password };
 }
 

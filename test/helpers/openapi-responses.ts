@@ -88,11 +88,54 @@ export function responseRecorder(document: OpenApiDocument) {
         contentType: response.headers.get("content-type"),
         body: await response.clone().text(),
       };
-      observed.push(seen);
-      problems.push(...check(seen));
+      record(seen);
     },
   };
-  return { middleware, observed, problems };
+  const record = (seen: ObservedResponse) => {
+    observed.push(seen);
+    problems.push(...check(seen));
+  };
+  return { middleware, observed, problems, record };
+}
+
+/** An id no resource has, and no project: what a refusal's path parameters are filled with. */
+const unknownId = "5f0c6a8e-1d2b-4c3a-9e8f-7a6b5c4d3e2f";
+
+/**
+ * Sends each operation whose path matches `paths` the credentials it must
+ * refuse, wherever the document says it does: a bad token (401), a bad key
+ * (403) and a project the caller cannot act in (404). Each answer must be that
+ * status, and is recorded by `recorder`.
+ */
+export async function sendRefusals(
+  baseUrl: string,
+  document: OpenApiDocument,
+  recorder: ReturnType<typeof responseRecorder>,
+  paths: RegExp,
+) {
+  const refusals = [
+    [401, { authorization: "Bearer not-a-token" }],
+    [403, { "x-api-key": "amk_000000000000_not-a-key-not-a-key-not-a-key-not-a-key-x" }],
+    [404, { "x-project-id": "7c9e6679-7425-40de-944b-e07fc1f90ae7" }],
+  ] as const;
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (!paths.test(path)) continue;
+    for (const [method, operation] of Object.entries(item)) {
+      for (const [status, headers] of refusals) {
+        if (!operation.responses[String(status)]) continue;
+        const hasBody = ["post", "put", "patch"].includes(method);
+        const answer = await fetch(`${baseUrl}${path.replace(/\{[^}]+\}/g, unknownId)}`, {
+          method: method.toUpperCase(),
+          headers: { ...headers, ...(hasBody ? { "content-type": "application/json" } : {}) },
+          body: hasBody ? "{}" : undefined,
+        });
+        const body = await answer.text();
+        expect(answer.status, `${method} ${path} with ${JSON.stringify(headers)}: ${body}`).toBe(status);
+        const contentType = answer.headers.get("content-type");
+        recorder.record({ method: method.toUpperCase(), path, status, contentType, body });
+      }
+    }
+  }
 }
 
 /**

@@ -1,9 +1,9 @@
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import type { Config } from "../../config.js";
-import { acceptedCredentials, type Credential } from "../../modules/auth/policy.js";
+import { type Credential, credentialsOf } from "../../modules/auth/policy.js";
 import type { AppRouter } from "../../modules/index.js";
 import { procedureMetas } from "../../trpc/internals.js";
-import { creates } from "../../trpc/meta.js";
+import { creates, type Meta } from "../../trpc/meta.js";
 import { errorComponents, errorResponseRefs } from "./errors.js";
 import { documentIdempotent } from "./idempotency.js";
 import { documentList } from "./list-headers.js";
@@ -78,11 +78,18 @@ export function buildOpenApiDocument(
       // Any operation can fail unexpectedly, or be shed when overloaded or the database is down.
       errorStatuses.add(500);
       errorStatuses.add(503);
-      const credentials = acceptedCredentials(meta.access, authPolicy);
-      // An empty list says "no credentials" explicitly, as linters ask.
-      operation.security = credentials.flatMap((credential) => securityOf[credential]);
+      const { credentials, optional } = credentialsOf(meta, authPolicy);
+      // An empty list says "no credentials" explicitly, as linters ask; `{}` first says they are optional.
+      const schemes = credentials.flatMap((credential) => securityOf[credential]);
+      operation.security = schemes.length > 0 && optional ? [{}, ...schemes] : schemes;
+      // Credentials that are sent are always judged: a bad token is 401, a bad key (or a missing scope) 403.
       if (credentials.length > 0) errorStatuses.add(401);
       if (credentials.includes("apiKey")) errorStatuses.add(403);
+      if (meta.access === "project" || meta.access === "caller") {
+        // A project the caller cannot act in (X-Project-Id, or the path's) is 404 {"detail":"Project not found"}.
+        errorStatuses.add(404);
+        documentProject(operation, meta);
+      }
       Object.assign(responses, errorResponseRefs([...errorStatuses].sort((a, b) => a - b)));
       operation.responses = responses;
       if (meta.versioned) documentVersioned(method, operation as Parameters<typeof documentVersioned>[1]);
@@ -98,7 +105,8 @@ export function buildOpenApiDocument(
   const generatedSchemas = (document.components?.schemas ?? {}) as Record<string, unknown>;
   for (const name of Object.keys(generatedSchemas)) if (name.startsWith("error.")) delete generatedSchemas[name];
   const referenced = JSON.stringify(document.paths);
-  for (const name of pageSchemas) if (!referenced.includes(`"#/components/schemas/${name}"`)) delete generatedSchemas[name];
+  for (const name of pageSchemas)
+    if (!referenced.includes(`"#/components/schemas/${name}"`)) delete generatedSchemas[name];
   const used = new Set(
     Object.values(document.paths ?? {}).flatMap((item) =>
       Object.values(item as Record<string, { tags?: string[] }>).flatMap((operation) => operation.tags ?? []),
@@ -110,6 +118,33 @@ export function buildOpenApiDocument(
     ...errorComponents(document.components ?? {}, JSON.stringify(document.paths)),
   } as OpenAPIObject["components"] & object;
   return document;
+}
+
+/**
+ * A project operation: the scope it needs, in `x-required-scopes` and in its
+ * description (which Swagger UI shows), and the `X-Project-Id` header a
+ * signed-in user names the project with.
+ */
+function documentProject(operation: Operation & { description?: string }, meta: Meta) {
+  const required = [meta.scope, meta.alsoScope?.scope].filter((scope) => scope !== undefined);
+  if (required.length > 0) {
+    (operation as Record<string, unknown>)["x-required-scopes"] = required;
+    const also = meta.alsoScope ? ` (or \`${meta.alsoScope.scope}\`: ${meta.alsoScope.description})` : "";
+    const needs = `Needs the scope \`${meta.scope}\`${also}.`;
+    operation.description = operation.description ? `${operation.description}\n\n${needs}` : needs;
+  }
+  if (meta.projectInPath) return;
+  operation.parameters = [
+    ...(operation.parameters ?? []),
+    {
+      in: "header",
+      name: "X-Project-Id",
+      required: false,
+      description:
+        "The project to act in, for a signed-in user (default: the first they joined); an API key acts in its own.",
+      schema: { type: "string", format: "uuid" },
+    } as NonNullable<Operation["parameters"]>[number],
+  ];
 }
 
 const resourceTags = [
@@ -125,6 +160,10 @@ const resourceTags = [
   },
   { name: "events", description: "Every change of agents and tasks, as pages and as live streams." },
   { name: "auth", description: "Sign in with the OAuth2 password grant; who is signed in." },
+  { name: "projects", description: "A team's share of the deployment: its agents, keys, members and audit log." },
+  { name: "members", description: "Who may act in a project, and with which role." },
+  { name: "api keys", description: "Keys a project's admins make and revoke, each with its own scopes." },
+  { name: "audit", description: "Who did what in a project." },
 ];
 
 const operationKey = (method: string, path: string) => `${method.toUpperCase()} ${path.replace(/\/$/, "")}`;

@@ -67,7 +67,19 @@ const examples: Record<ErrorKind, Record<string, Example>> = {
     missing: { summary: "No credentials sent", value: { detail: "Not authenticated" } },
     invalid: { summary: "Bad or expired token", value: { detail: "Could not validate credentials" } },
   },
-  forbidden: { invalid: { summary: "Unknown API key", value: { detail: "Invalid API key" } } },
+  forbidden: {
+    scope: {
+      summary: "The credential lacks the scope",
+      value: {
+        error: "forbidden",
+        message: "This credential lacks the scope tasks:write",
+        details: { required_scope: "tasks:write" },
+      },
+    },
+  },
+  invalid_api_key: {
+    invalid: { summary: "Unknown, revoked or expired API key", value: { detail: "Invalid API key" } },
+  },
   not_found: {
     agent: { summary: "No such agent", value: { detail: "Agent not found" } },
     task: { summary: "No such task under this agent", value: { detail: "Task not found" } },
@@ -182,21 +194,39 @@ const examples: Record<ErrorKind, Record<string, Example>> = {
 const schemaOf = (kind: ErrorKind) =>
   kind === "validation_error" ? "ValidationError" : errorCatalogue[kind].body === "detail" ? "Detail" : "ErrorBody";
 
-function responseOf(kind: ErrorKind) {
-  const { response } = errorCatalogue[kind];
-  const media: Record<string, unknown> = { schema: { $ref: `#/components/schemas/${schemaOf(kind)}` } };
-  const named = Object.values(examples[kind]);
-  if (named.length === 1) media.example = named[0]?.value;
-  else if (named.length > 1) media.examples = examples[kind];
-  const headers = "headers" in response ? response.headers : [];
+/** The kinds that answer with each status (403: a missing scope, or an invalid key), in the catalogue's order. */
+const kindsOfStatus = new Map<number, ErrorKind[]>();
+for (const kind of errorKinds) {
+  const { status } = errorCatalogue[kind];
+  kindsOfStatus.set(status, [...(kindsOfStatus.get(status) ?? []), kind]);
+}
+
+/** The response of a status: its kinds' bodies (one of them, when several share it), examples and headers. */
+function responseOf(kinds: ErrorKind[]) {
+  const bodies = [...new Set(kinds.map(schemaOf))].map((name) => ({ $ref: `#/components/schemas/${name}` }));
+  const media: Record<string, unknown> = { schema: bodies.length === 1 ? bodies[0] : { oneOf: bodies } };
+  const named = Object.fromEntries(kinds.flatMap((kind) => Object.entries(examples[kind])));
+  const values = Object.values(named);
+  if (values.length === 1) media.example = values[0]?.value;
+  else if (values.length > 1) media.examples = named;
+  const headers = [
+    ...new Set(
+      kinds.flatMap((kind) => {
+        const { response } = errorCatalogue[kind];
+        return "headers" in response ? [...response.headers] : [];
+      }),
+    ),
+  ];
   return {
-    description: response.description,
+    description: kinds.map((kind) => errorCatalogue[kind].response.description).join("; or "),
     ...(headers.length > 0 ? { headers: Object.fromEntries(headers.map((name) => [name, headerSchemas[name]])) } : {}),
     content: { "application/json": media },
   };
 }
 
-const kindOfStatus = new Map<number, ErrorKind>(errorKinds.map((kind) => [errorCatalogue[kind].status, kind]));
+const kindOfStatus = new Map<number, ErrorKind>(
+  [...kindsOfStatus].map(([status, kinds]) => [status, kinds[0] as ErrorKind]),
+);
 
 /** `$ref`s to the error responses of these statuses, for an operation's `responses`. */
 export const errorResponseRefs = (statuses: number[]) =>
@@ -218,9 +248,10 @@ const refersTo = (json: string, kind: "schemas" | "responses", name: string) =>
  */
 export function errorComponents(existing: { schemas?: object; responses?: object }, paths: string): object {
   const used = Object.fromEntries(
-    errorKinds
-      .filter((kind) => refersTo(paths, "responses", errorCatalogue[kind].response.name))
-      .map((kind) => [errorCatalogue[kind].response.name, responseOf(kind)]),
+    [...kindsOfStatus.values()]
+      .map((kinds) => [errorCatalogue[kinds[0] as ErrorKind].response.name, kinds] as const)
+      .filter(([name]) => refersTo(paths, "responses", name))
+      .map(([name, kinds]) => [name, responseOf(kinds)]),
   );
   const referrers = paths + JSON.stringify(used) + JSON.stringify(existing.schemas ?? {});
   return {

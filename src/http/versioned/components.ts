@@ -19,7 +19,7 @@ const schemas = {
         properties: {
           code: {
             type: "string",
-            enum: [...errorKinds.map((kind) => errorCatalogue[kind].v1), "UNSUPPORTED_VERSION"],
+            enum: [...new Set([...errorKinds.map((kind) => errorCatalogue[kind].v1), "UNSUPPORTED_VERSION"])],
           },
           message: { type: "string" },
           details: {

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { readProcedure, router, writeProcedure } from "../../trpc/procedures.js";
+import { actingOf } from "../../trpc/context.js";
+import { projectProcedure, router } from "../../trpc/procedures.js";
 import { acceptedVersions } from "../../trpc/versions.js";
 import {
   Agent,
@@ -17,7 +18,7 @@ const tags = ["agents"];
 const byId = z.object({ agent_id: agentId });
 
 export const agentsRouter = router({
-  list: readProcedure
+  list: projectProcedure
     .meta({
       openapi: {
         method: "GET",
@@ -31,12 +32,13 @@ export const agentsRouter = router({
         errorResponses: [400],
       },
       paged: true,
+      scope: "agents:read",
     })
     .input(AgentListQuery)
     .output(AgentPage)
-    .query(({ ctx, input }) => agentsService.list(ctx.db, input)),
+    .query(({ ctx, input }) => agentsService.list(ctx.db, ctx.principal.projectId, input)),
 
-  get: readProcedure
+  get: projectProcedure
     .meta({
       openapi: {
         method: "GET",
@@ -48,12 +50,13 @@ export const agentsRouter = router({
         errorResponses: [404],
       },
       versioned: true,
+      scope: "agents:read",
     })
     .input(byId)
     .output(Agent)
-    .query(({ ctx, input }) => agentsService.get(ctx.db, input.agent_id)),
+    .query(({ ctx, input }) => agentsService.get(ctx.db, ctx.principal.projectId, input.agent_id)),
 
-  create: writeProcedure
+  create: projectProcedure
     .meta({
       openapi: {
         method: "POST",
@@ -69,12 +72,13 @@ export const agentsRouter = router({
       idempotency: "with-write",
       keptInClear: true,
       versioned: true,
+      scope: "agents:write",
     })
     .input(AgentCreate)
     .output(Agent)
-    .mutation(({ ctx, input }) => agentsService.create(ctx.db, input, ctx.answer)),
+    .mutation(({ ctx, input }) => agentsService.create(ctx.db, ctx.principal.projectId, input, ctx.answer)),
 
-  replace: writeProcedure
+  replace: projectProcedure
     .meta({
       openapi: {
         method: "PUT",
@@ -86,14 +90,15 @@ export const agentsRouter = router({
         errorResponses: [400, 404],
       },
       versioned: true,
+      scope: "agents:write",
     })
     .input(AgentReplace)
     .output(Agent)
     .mutation(({ ctx, input: { agent_id, expected_version, ...body } }) =>
-      agentsService.replace(ctx.db, agent_id, body, acceptedVersions(ctx, expected_version)),
+      agentsService.replace(ctx.db, ctx.principal.projectId, agent_id, body, acceptedVersions(ctx, expected_version)),
     ),
 
-  remove: writeProcedure
+  remove: projectProcedure
     .meta({
       openapi: {
         method: "DELETE",
@@ -106,14 +111,15 @@ export const agentsRouter = router({
       },
       successStatus: 204,
       versioned: true,
+      scope: "agents:write",
     })
     .input(AgentDeleteInput)
     .output(z.void())
     .mutation(({ ctx, input }) =>
-      agentsService.remove(ctx.db, input.agent_id, acceptedVersions(ctx, input.expected_version)),
+      agentsService.remove(ctx.db, actingOf(ctx), input.agent_id, acceptedVersions(ctx, input.expected_version)),
     ),
 
-  update: writeProcedure
+  update: projectProcedure
     .meta({
       openapi: {
         method: "PATCH",
@@ -127,10 +133,11 @@ export const agentsRouter = router({
         errorResponses: [400, 404, 409],
       },
       versioned: true,
+      scope: "agents:write",
     })
     .input(AgentUpdateInput)
     .output(Agent)
     .mutation(({ ctx, input: { agent_id, expected_version, ...patch } }) =>
-      agentsService.update(ctx.db, agent_id, patch, acceptedVersions(ctx, expected_version)),
+      agentsService.update(ctx.db, ctx.principal.projectId, agent_id, patch, acceptedVersions(ctx, expected_version)),
     ),
 });

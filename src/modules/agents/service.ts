@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Database } from "../../db/index.js";
 import { notFound } from "../../errors.js";
 import type { KeptAnswer } from "../../idempotency/kept-answer.js";
+import type { Acting } from "../../resources/acting.js";
 import {
   changesOf,
   given,
@@ -18,6 +19,7 @@ import { mergeMetadata } from "../../resources/metadata.js";
 import { checkedMetadata, writePairs } from "../../resources/metadata-pairs.js";
 import { isUuid } from "../../resources/schemas.js";
 import { isStatusChange } from "../../resources/transitions.js";
+import { auditService } from "../audit/service.js";
 import { recordEvents } from "../events/outbox.js";
 import type { EventData } from "../events/types.js";
 import { tasksService } from "../tasks/service.js";
@@ -36,6 +38,7 @@ export const agentNotFound = () => notFound("Agent");
  */
 async function createAlone(
   db: Database,
+  projectId: string,
   input: AgentCreateInput,
   now: Date,
   metadata: string,
@@ -57,8 +60,8 @@ async function createAlone(
   const data = JSON.stringify({ agent } satisfies EventData);
   const kept = answer?.columns?.(agent, now);
   const written = kept
-    ? await db.get(agentStatements.createAloneKept, [id, name, type, now, metadata, data, ...kept])
-    : await db.get(agentStatements.createAlone, [id, name, type, now, metadata, data]);
+    ? await db.get(agentStatements.createAloneKept, [id, name, type, now, metadata, data, projectId, ...kept])
+    : await db.get(agentStatements.createAlone, [id, name, type, now, metadata, data, projectId]);
   if (!written) {
     if (answer) throw answer.taken();
     throw new Error("The insert returned no row");
@@ -82,19 +85,19 @@ const updatable = ["name", "type", "status", "metadata"] as const;
  * Every write runs in one transaction with the events it records (docs/api/events.md): no change without its event, no event without its change.
  */
 export const agentsService = {
-  /** How many agents are in each status (the /metrics gauges). */
+  /** How many agents are in each status, across projects (the /metrics gauges). */
   async countByStatus(db: Database): Promise<Map<string, number>> {
     const rows = await db.all(agentStatements.countByStatus, []);
     return new Map(rows.map((row) => [row.status, Number(row.count)]));
   },
 
-  /** A page of agents (docs/http.md): filtered, in either order, from a cursor, with the total when asked for. */
-  async list(db: Database, input: AgentListInput): Promise<Page<AgentOut>> {
-    return listPage(db, agentList, input, toAgent);
+  /** A page of the project's agents (docs/http.md): filtered, in either order, from a cursor, with the total when asked for. */
+  async list(db: Database, projectId: string, input: AgentListInput): Promise<Page<AgentOut>> {
+    return listPage(db, agentList, { ...input, scopeId: projectId }, toAgent);
   },
 
-  async get(db: Database, id: string): Promise<AgentOut> {
-    const row = isUuid(id) ? await db.get(agentStatements.get, [id]) : undefined;
+  async get(db: Database, projectId: string, id: string): Promise<AgentOut> {
+    const row = isUuid(id) ? await db.get(agentStatements.get, [id, projectId]) : undefined;
     if (!row) throw agentNotFound();
     return toAgent(row);
   },
@@ -104,36 +107,53 @@ export const agentsService = {
    * creation (on PostgreSQL in its one statement, when the key is not
    * already held by this request).
    */
-  async create(db: Database, input: AgentCreateInput, answer?: KeptAnswer): Promise<AgentOut> {
+  async create(db: Database, projectId: string, input: AgentCreateInput, answer?: KeptAnswer): Promise<AgentOut> {
     const now = new Date();
     const metadata = JSON.stringify(input.metadata ?? {});
-    if (db.provider === "postgresql" && (!answer || answer.columns))
-      return createAlone(db, input, now, metadata, answer);
+    if (db.provider === "postgresql" && (!answer || answer.columns)) {
+      return createAlone(db, projectId, input, now, metadata, answer);
+    }
     return db.transaction(async (tx) => {
-      const row = await tx.get(agentStatements.insert, [randomUUID(), input.name, input.type, now, metadata]);
+      const row = await tx.get(agentStatements.insert, [
+        randomUUID(),
+        input.name,
+        input.type,
+        now,
+        metadata,
+        projectId,
+      ]);
       if (!row) throw new Error("The insert returned no row");
       await writePairs(tx, agentStatements, row.id, now, input.metadata ?? {}, false);
       const agent = toAgent(row);
-      await recordEvents(tx, [{ type: "agent.created", agentId: agent.id, data: { agent } }], now);
+      await recordEvents(tx, projectId, [{ type: "agent.created", agentId: agent.id, data: { agent } }], now);
       await answer?.keep(tx, agent);
       return agent;
     });
   },
 
   /** Full replacement of name, type and metadata (absent: `{}`); status and created_at are kept. */
-  async replace(db: Database, id: string, input: AgentCreateInput, accepted?: VersionCondition): Promise<AgentOut> {
-    return agentsService.update(db, id, { name: input.name, type: input.type }, accepted, input.metadata ?? {});
+  async replace(
+    db: Database,
+    projectId: string,
+    id: string,
+    input: AgentCreateInput,
+    accepted?: VersionCondition,
+  ): Promise<AgentOut> {
+    const body = { name: input.name, type: input.type };
+    return agentsService.update(db, projectId, id, body, accepted, input.metadata ?? {});
   },
 
   /**
-   * Changes the given fields; a status change must be allowed by docs/api/agents.md's
-   * table from the state the agent is in when the write happens. Values equal
-   * to the stored ones change nothing: the same state again is a no-op, with
-   * no new version and no event. `patch.metadata` is merged into the stored
-   * metadata; `replacement` replaces it. `accepted` makes it conditional (docs/http.md).
+   * Changes the given fields; a status change must be allowed by the
+   * lifecycle table from the state the agent is in when the write happens.
+   * Values equal to the stored ones change nothing: the same state again is
+   * a no-op, with no new version and no event. `patch.metadata` is merged
+   * into the stored metadata; `replacement` replaces it. `accepted` makes it
+   * conditional (docs/http.md).
    */
   async update(
     db: Database,
+    projectId: string,
     id: string,
     patch: AgentUpdateBody,
     accepted?: VersionCondition,
@@ -142,7 +162,7 @@ export const agentsService = {
     if (!isUuid(id)) throw agentNotFound();
     return retryLostRaces("Agent", () =>
       db.transaction(async (tx) => {
-        const row = await tx.get(agentStatements.get, [id]);
+        const row = await tx.get(agentStatements.get, [id, projectId]);
         if (!row) throw agentNotFound();
         const before = toAgent(row);
         requireVersion("Agent", before.version, accepted);
@@ -162,12 +182,14 @@ export const agentsService = {
           id,
           before.version,
           JSON.stringify(after.metadata),
+          projectId,
         ]);
         if (!written) return lostRace;
         if (changes.metadata)
           await writePairs(tx, agentStatements, id, new Date(before.created_at), after.metadata, true);
         const agent = toAgent(written);
-        await recordEvents(tx, [{ type: "agent.updated", agentId: id, data: { agent, changes } }], updatedAt);
+        const event = { type: "agent.updated" as const, agentId: id, data: { agent, changes } };
+        await recordEvents(tx, projectId, [event], updatedAt);
         return agent;
       }),
     );
@@ -175,24 +197,37 @@ export const agentsService = {
 
   /**
    * Deletes the agent and its tasks: one task.deleted per task, then
-   * agent.deleted. Conditional (`accepted`), the agent's deletion names the
-   * version it was locked at, which nothing else can change meanwhile.
+   * agent.deleted, and the deletion in the audit log. Conditional
+   * (`accepted`), the agent's deletion names the version it was locked at,
+   * which nothing else can change meanwhile.
    */
-  async remove(db: Database, id: string, accepted?: VersionCondition): Promise<void> {
+  async remove(db: Database, acting: Acting, id: string, accepted?: VersionCondition): Promise<void> {
     if (!isUuid(id)) throw agentNotFound();
+    const { projectId } = acting;
     await db.transaction(async (tx) => {
-      const locked = await tx.get(agentStatements.lock, [id]);
+      const locked = await tx.get(agentStatements.lock, [id, projectId]);
       if (!locked) throw agentNotFound();
       requireVersion("Agent", locked.version, accepted);
-      const tasks = await tasksService.removeAllOfAgent(tx, id);
+      const tasks = await tasksService.removeAllOfAgent(tx, projectId, id);
       const row = accepted
-        ? await tx.get(agentStatements.deleteAtVersion, [id, locked.version])
-        : await tx.get(agentStatements.delete, [id]);
+        ? await tx.get(agentStatements.deleteAtVersion, [id, locked.version, projectId])
+        : await tx.get(agentStatements.delete, [id, projectId]);
       if (!row) throw agentNotFound();
-      await recordEvents(tx, [
+      const agent = toAgent(row);
+      await recordEvents(tx, projectId, [
         ...tasks.map((task) => ({ type: "task.deleted" as const, agentId: id, taskId: task.id, data: { task } })),
-        { type: "agent.deleted", agentId: id, data: { agent: toAgent(row) } },
+        { type: "agent.deleted", agentId: id, data: { agent } },
       ]);
+      await auditService.record(
+        tx,
+        acting,
+        "agent.deleted",
+        { type: "agent", id },
+        {
+          name: agent.name,
+          tasks: tasks.length,
+        },
+      );
     });
   },
 };

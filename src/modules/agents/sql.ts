@@ -1,7 +1,8 @@
 import { statement } from "../../db/index.js";
+import { postgresOrderedId } from "../../db/log-order.js";
 import { insertKept, type KeptColumns } from "../../idempotency/sql.js";
 import type { ListSource } from "../../resources/list-sql.js";
-import { eventsChannel, postgresEventId } from "../events/outbox.js";
+import { eventsChannel } from "../events/outbox.js";
 import type { AgentOut } from "./schemas.js";
 
 /** An agents row as the statements below return it: only these columns ever leave the database. */
@@ -30,21 +31,29 @@ export const toAgent = (row: AgentRow): AgentOut => ({
   metadata: JSON.parse(row.metadata),
 });
 
-type CreateColumns = [id: string, name: string, type: string, now: Date, metadata: string, data: string];
+type CreateColumns = [
+  id: string,
+  name: string,
+  type: string,
+  now: Date,
+  metadata: string,
+  data: string,
+  projectId: string,
+];
 
-/** createAlone's text; `kept` adds the key's row (insertKept from `$7`), on which the agent's insert depends. */
+/** createAlone's text; `kept` adds the key's row (insertKept from `$8`), on which the agent's insert depends. */
 function createAloneSql(kept: boolean) {
-  const values = "$1, $2, $3, 'idle', $4, $4, 1, $5";
-  return `WITH ${kept ? `kept AS (${insertKept(7)} RETURNING 1),` : ""}
+  const values = "$1, $7, $2, $3, 'idle', $4, $4, 1, $5";
+  return `WITH ${kept ? `kept AS (${insertKept(8)} RETURNING 1),` : ""}
     agent AS (
-      INSERT INTO agents (id, name, type, status, created_at, updated_at, version, metadata)
+      INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at, version, metadata)
       ${kept ? `SELECT ${values} FROM kept` : `VALUES (${values})`} RETURNING ${agentColumns}),
     pairs AS (
-      INSERT INTO agent_metadata (agent_id, key, value, created_at)
-      SELECT agent.id, pair.key, pair.value, $4 FROM agent, jsonb_each_text($5::jsonb) AS pair),
+      INSERT INTO agent_metadata (agent_id, project_id, key, value, created_at)
+      SELECT agent.id, $7, pair.key, pair.value, $4 FROM agent, jsonb_each_text($5::jsonb) AS pair),
     event AS (
-      INSERT INTO events (id, type, occurred_at, agent_id, task_id, data)
-      SELECT ${postgresEventId("1")}, 'agent.created', $4, agent.id, NULL, $6 FROM agent
+      INSERT INTO events (id, project_id, type, occurred_at, agent_id, task_id, data)
+      SELECT ${postgresOrderedId("1")}, $7, 'agent.created', $4, agent.id, NULL, $6 FROM agent
       RETURNING agent_id)
     SELECT agent.*, pg_notify('${eventsChannel}', event.agent_id) AS notified FROM agent, event`;
 }
@@ -56,20 +65,32 @@ export const agentStatements = {
     "agents_count_by_status",
     "SELECT status, COUNT(*) AS count FROM agents GROUP BY status",
   ),
-  get: statement<AgentRow, [id: string]>("agents_get", `SELECT ${agentColumns} FROM agents WHERE id = $1`),
-  insert: statement<AgentRow, [id: string, name: string, type: string, now: Date, metadata: string]>(
+  get: statement<AgentRow, [id: string, projectId: string]>(
+    "agents_get",
+    `SELECT ${agentColumns} FROM agents WHERE id = $1 AND project_id = $2`,
+  ),
+  insert: statement<AgentRow, [id: string, name: string, type: string, now: Date, metadata: string, projectId: string]>(
     "agents_insert",
-    `INSERT INTO agents (id, name, type, status, created_at, updated_at, version, metadata)
-     VALUES ($1, $2, $3, 'idle', $4, $4, 1, $5) RETURNING ${agentColumns}`,
+    `INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at, version, metadata)
+     VALUES ($1, $6, $2, $3, 'idle', $4, $4, 1, $5) RETURNING ${agentColumns}`,
   ),
   /** Writes only if the row still has the version it was read with. */
   update: statement<
     AgentRow,
-    [name: string, type: string, status: string, updatedAt: Date, id: string, version: number, metadata: string]
+    [
+      name: string,
+      type: string,
+      status: string,
+      updatedAt: Date,
+      id: string,
+      version: number,
+      metadata: string,
+      projectId: string,
+    ]
   >(
     "agents_update",
     `UPDATE agents SET name = $1, type = $2, status = $3, updated_at = $4, version = version + 1, metadata = $7
-     WHERE id = $5 AND version = $6 RETURNING ${agentColumns}`,
+     WHERE id = $5 AND version = $6 AND project_id = $8 RETURNING ${agentColumns}`,
   ),
   /**
    * PostgreSQL: a creation as one statement, which commits by itself: the
@@ -80,19 +101,19 @@ export const agentStatements = {
    */
   createAlone: statement<AgentRow, CreateColumns>("agents_create_alone", { postgresql: createAloneSql(false) }),
   /**
-   * The same, with the response kept for its Idempotency-Key (`$7`–`$14`,
-   * src/idempotency/in-statement.ts): the agent is written only if the key
+   * The same, with the response kept for its Idempotency-Key (`$8`–`$15`,
+   * src/idempotency/kept-answer.ts): the agent is written only if the key
    * is, so a key held by another request gives no row and creates nothing.
    */
   createAloneKept: statement<AgentRow, [...CreateColumns, ...KeptColumns]>("agents_create_alone_kept", {
     postgresql: createAloneSql(true),
   }),
-  /** The pairs of a metadata JSON text, one row each, for filtered lists (created_at copied from the agent). */
+  /** The pairs of a metadata JSON text, one row each, for filtered lists (project and created_at copied from the agent). */
   insertPairs: statement<unknown, [agentId: string, createdAt: Date, metadata: string]>("agent_metadata_insert", {
-    sqlite: `INSERT INTO agent_metadata (agent_id, key, value, created_at)
-      SELECT $1, key, value, $2 FROM json_each($3)`,
-    postgresql: `INSERT INTO agent_metadata (agent_id, key, value, created_at)
-      SELECT $1, key, value, $2 FROM jsonb_each_text($3::jsonb)`,
+    sqlite: `INSERT INTO agent_metadata (agent_id, project_id, key, value, created_at)
+      SELECT a.id, a.project_id, j.key, j.value, $2 FROM agents a, json_each($3) j WHERE a.id = $1`,
+    postgresql: `INSERT INTO agent_metadata (agent_id, project_id, key, value, created_at)
+      SELECT a.id, a.project_id, j.key, j.value, $2 FROM agents a, jsonb_each_text($3::jsonb) j WHERE a.id = $1`,
   }),
   deletePairs: statement<unknown, [agentId: string]>(
     "agent_metadata_delete",
@@ -103,19 +124,18 @@ export const agentStatements = {
    * creation (which takes a share lock on its agent) waits, then finds the
    * agent gone, so no task escapes a deletion's events.
    */
-  lock: statement<{ id: string; version: number }, [id: string]>("agents_lock", {
-    sqlite: "SELECT id, version FROM agents WHERE id = $1",
-    postgresql: "SELECT id, version FROM agents WHERE id = $1 FOR UPDATE",
+  lock: statement<{ id: string; version: number }, [id: string, projectId: string]>("agents_lock", {
+    sqlite: "SELECT id, version FROM agents WHERE id = $1 AND project_id = $2",
+    postgresql: "SELECT id, version FROM agents WHERE id = $1 AND project_id = $2 FOR UPDATE",
   }),
-  exists: statement<{ id: string }, [id: string]>("agents_exists", "SELECT id FROM agents WHERE id = $1"),
-  delete: statement<AgentRow, [id: string]>(
+  delete: statement<AgentRow, [id: string, projectId: string]>(
     "agents_delete",
-    `DELETE FROM agents WHERE id = $1 RETURNING ${agentColumns}`,
+    `DELETE FROM agents WHERE id = $1 AND project_id = $2 RETURNING ${agentColumns}`,
   ),
   /** A conditional deletion (If-Match): only the version the request accepted. */
-  deleteAtVersion: statement<AgentRow, [id: string, version: number]>(
+  deleteAtVersion: statement<AgentRow, [id: string, version: number, projectId: string]>(
     "agents_delete_at_version",
-    `DELETE FROM agents WHERE id = $1 AND version = $2 RETURNING ${agentColumns}`,
+    `DELETE FROM agents WHERE id = $1 AND version = $2 AND project_id = $3 RETURNING ${agentColumns}`,
   ),
 };
 
@@ -124,6 +144,11 @@ export const agentList: ListSource = {
   name: "agents",
   table: "agents",
   columns: agentColumns,
-  indexes: { all: "agents_created_at_id_idx", byStatus: "agents_status_created_at_id_idx" },
-  pairs: { table: "agent_metadata", id: "agent_id", index: "agent_metadata_key_value_created_at_agent_id_idx" },
+  indexes: { all: "agents_project_id_created_at_id_idx", byStatus: "agents_project_id_status_created_at_id_idx" },
+  pairs: {
+    table: "agent_metadata",
+    id: "agent_id",
+    index: "agent_metadata_project_id_key_value_created_at_agent_id_idx",
+  },
+  scope: "project_id",
 };

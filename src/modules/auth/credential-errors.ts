@@ -10,7 +10,8 @@ export const notAuthenticated = () => new AppError("unauthenticated", "Not authe
 export const invalidCredentials = () =>
   new AppError("unauthenticated", "Could not validate credentials", undefined, bearerChallenge);
 
-export const invalidApiKey = () => new AppError("forbidden", "Invalid API key");
+/** A key that is unknown, revoked or expired: the same answer for each. */
+export const invalidApiKey = () => new AppError("invalid_api_key", "Invalid API key");
 
 export const incorrectLogin = () =>
   new AppError("unauthenticated", "Incorrect username or password", undefined, bearerChallenge);

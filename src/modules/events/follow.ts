@@ -84,10 +84,10 @@ export function followEvents(options: FollowOptions): AsyncIterable<StreamItem> 
 }
 
 async function* stream(
-  { db, after, agentId, types, keepAliveMs, signal }: FollowOptions,
+  { db, after, projectId, agentId, types, keepAliveMs, signal }: FollowOptions,
   hub: ReturnType<typeof eventHubOf>,
 ): AsyncGenerator<StreamItem, undefined> {
-  const { subscription, position } = await hub.subscribe({ agentId, types });
+  const { subscription, position } = await hub.subscribe({ projectId, agentId, types });
   try {
     yield { kind: "subscribed" };
     let last = after ?? position;
@@ -102,7 +102,7 @@ async function* stream(
           last = purged;
         }
         for (;;) {
-          const page = await readEvents(db, { after: last, limit: REPLAY_PAGE, agentId, types });
+          const page = await readEvents(db, { projectId, after: last, limit: REPLAY_PAGE, agentId, types });
           const lastOfPage = page.at(-1);
           if (signal.aborted) return;
           if (lastOfPage) {

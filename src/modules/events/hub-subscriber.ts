@@ -5,6 +5,8 @@ const MAX_BUFFERED = 5000;
 
 /** Which events a subscriber wants. */
 export interface EventMatch {
+  /** The project whose events it reads: never another's. */
+  projectId: string;
   agentId?: string;
   /** Exact types; undefined for all. */
   types?: readonly EventType[];
@@ -29,17 +31,22 @@ export class HubSubscriber {
     private readonly leave: (subscription: HubSubscriber) => void,
   ) {
     this.types = match.types && new Set(match.types);
-    this.filterKey = JSON.stringify([match.agentId ?? null, match.types ? [...match.types].sort() : null]);
+    this.filterKey = JSON.stringify([
+      match.projectId,
+      match.agentId ?? null,
+      match.types ? [...match.types].sort() : null,
+    ]);
   }
 
-  /** The events of `events` this subscriber wants: `events` itself when it wants them all. */
+  /** The events of `events` this subscriber wants: its project's, of its agent and types. */
   select(events: readonly EventRecord[]): readonly EventRecord[] {
-    const { agentId } = this.match;
+    const { projectId, agentId } = this.match;
     const { types } = this;
-    if (agentId === undefined && types === undefined) return events;
     return events.filter(
       (event) =>
-        (agentId === undefined || event.agent_id === agentId) && (types === undefined || types.has(event.type)),
+        event.project_id === projectId &&
+        (agentId === undefined || event.agent_id === agentId) &&
+        (types === undefined || types.has(event.type)),
     );
   }
 

@@ -2,7 +2,7 @@ import { type Database, statement } from "../../db/index.js";
 import type { Logger } from "../../logger.js";
 import { type EventMatch, HubSubscriber } from "./hub-subscriber.js";
 import { eventsChannel } from "./outbox.js";
-import { eventLogHead, readEvents } from "./sql.js";
+import { eventLogHead, readEveryProject } from "./sql.js";
 import type { EventRecord } from "./types.js";
 
 // Events read per query when the hub catches up.
@@ -112,7 +112,7 @@ export class EventHub {
 
   private async catchUp(): Promise<void> {
     for (;;) {
-      const page = await readEvents(this.db, { after: this.position, limit: PAGE });
+      const page = await readEveryProject(this.db, this.position, PAGE);
       const last = page.at(-1);
       if (last) {
         this.position = last.id;

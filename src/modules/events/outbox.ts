@@ -1,4 +1,5 @@
 import { statement, type Tx } from "../../db/index.js";
+import { ordinalsPerTransaction, postgresOrderedId } from "../../db/log-order.js";
 import type { EventData, EventType } from "./types.js";
 
 /** A change to record: what happened to which agent (and task), with the resource's data. */
@@ -17,27 +18,23 @@ export interface NewEvent {
  */
 export const eventsChannel = "events";
 
-/**
- * PostgreSQL event ids are `transaction id × 2^22 + ordinal`: every event of
- * a transaction sorts after those of the transactions that had ids before
- * it, which is what lets readers (./read.ts) stay below the oldest running
- * writer and never see a smaller id later.
- */
-export const ordinalsPerTransaction = 4_194_304;
-
-/** The SQL of the id of the current transaction's event number `ordinal` (a SQL expression, from 1). */
-export const postgresEventId = (ordinal: string) =>
-  `pg_current_xact_id()::text::bigint * ${ordinalsPerTransaction} + ${ordinal}`;
-
 // One statement for any number of events, which also notifies channel
 // `events` per agent (PostgreSQL sends it at commit, once per distinct payload).
 const insertPostgres = statement<
   { id: bigint },
-  [first: number, occurredAt: Date, types: string[], agentIds: string[], taskIds: (string | null)[], data: string[]]
+  [
+    first: number,
+    occurredAt: Date,
+    types: string[],
+    agentIds: string[],
+    taskIds: (string | null)[],
+    data: string[],
+    projectId: string,
+  ]
 >("events_insert", {
   postgresql: `WITH inserted AS (
-      INSERT INTO events (id, type, occurred_at, agent_id, task_id, data)
-      SELECT ${postgresEventId("$1 + e.ordinal - 1")}, e.type, $2, e.agent_id, e.task_id, e.data
+      INSERT INTO events (id, project_id, type, occurred_at, agent_id, task_id, data)
+      SELECT ${postgresOrderedId("$1 + e.ordinal - 1")}, $7, e.type, $2, e.agent_id, e.task_id, e.data
       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS e(type, agent_id, task_id, data, ordinal)
       RETURNING id, agent_id)
     SELECT id, pg_notify('${eventsChannel}', agent_id) AS notified FROM inserted ORDER BY id`,
@@ -52,17 +49,24 @@ const reserveSqliteIds = statement<{ position: bigint }, [count: number]>("event
 });
 const insertSqlite = statement<
   unknown,
-  [id: bigint, type: string, occurredAt: Date, agentId: string, taskId: string | null, data: string]
+  [id: bigint, type: string, occurredAt: Date, agentId: string, taskId: string | null, data: string, projectId: string]
 >("events_insert_one", {
-  sqlite: "INSERT INTO events (id, type, occurred_at, agent_id, task_id, data) VALUES ($1, $2, $3, $4, $5, $6)",
+  sqlite: `INSERT INTO events (id, project_id, type, occurred_at, agent_id, task_id, data)
+    VALUES ($1, $7, $2, $3, $4, $5, $6)`,
 });
 
 /**
- * Records `events`, in this order, inside `tx`: the change and its events
- * commit together or not at all. After the commit, channel `events` is
- * notified (`eventsChannel`) with each agent's id. Returns the events' ids.
+ * Records `events` of project `projectId`, in this order, inside `tx`: the
+ * change and its events commit together or not at all. After the commit,
+ * channel `events` is notified (`eventsChannel`) with each agent's id.
+ * Returns the events' ids.
  */
-export async function recordEvents(tx: Tx, events: readonly NewEvent[], occurredAt = new Date()): Promise<bigint[]> {
+export async function recordEvents(
+  tx: Tx,
+  projectId: string,
+  events: readonly NewEvent[],
+  occurredAt = new Date(),
+): Promise<bigint[]> {
   if (events.length === 0) return [];
   const data = events.map((event) => JSON.stringify(event.data));
   if (tx.provider === "postgresql") {
@@ -75,6 +79,7 @@ export async function recordEvents(tx: Tx, events: readonly NewEvent[], occurred
       events.map((event) => event.agentId),
       events.map((event) => event.taskId ?? null),
       data,
+      projectId,
     ]);
     return rows.map((row) => row.id);
   }
@@ -89,6 +94,7 @@ export async function recordEvents(tx: Tx, events: readonly NewEvent[], occurred
       event.agentId,
       event.taskId ?? null,
       data[i] as string,
+      projectId,
     ]);
   }
   for (const agentId of new Set(events.map((event) => event.agentId))) await tx.notify(eventsChannel, agentId);

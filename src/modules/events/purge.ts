@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Database, type Queryable, statement } from "../../db/index.js";
+import { readHorizon as horizon } from "../../db/log-order.js";
 import type { Logger } from "../../logger.js";
-import { horizon } from "./sql.js";
 
 // Small batches, each its own short transaction, with a pause between them:
 // writers (and, on SQLite, every other process) never wait long behind a purge.
@@ -13,13 +13,13 @@ const EVERY_MS = 60_000;
 const purgedCursor = "events:purged_through";
 
 // Readers of the log that turn events into work (webhook delivery's feeder)
-// keep their position in outbox_cursors, under a name of their own; the log's
-// own rows there are named `events:…`. The purge never passes the slowest
+// keep their position in outbox_cursors, named `<reader>:feed`; other rows
+// there are counters of other kinds. The purge never passes the slowest
 // reader. A reader's cursor only moves forward, or is dropped and made again
 // at the log's head, so an event at or below the position read here has
 // still been passed when it is deleted. With no reader, age alone decides.
 const largestBigint = 2n ** 63n - 1n;
-const readThrough = `COALESCE((SELECT MIN(position) FROM outbox_cursors WHERE name NOT LIKE 'events:%'), ${largestBigint})`;
+const readThrough = `COALESCE((SELECT MIN(position) FROM outbox_cursors WHERE name LIKE '%:feed'), ${largestBigint})`;
 
 // The oldest events every reader has passed, in id order; on PostgreSQL
 // only those below the readers' horizon, so no event with a smaller id can

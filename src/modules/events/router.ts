@@ -1,7 +1,7 @@
 import { tracked } from "@trpc/server";
 import { z } from "zod";
 import type { Context } from "../../trpc/context.js";
-import { readProcedure, router } from "../../trpc/procedures.js";
+import { projectProcedure, router } from "../../trpc/procedures.js";
 import type { ServerSentEvent } from "../../trpc/server-sent-events.js";
 import { eventJson, eventOut } from "./event-body.js";
 import type { StreamItem } from "./follow.js";
@@ -86,7 +86,7 @@ const eventStreamDocument = {
 };
 
 export const eventsRouter = router({
-  list: readProcedure
+  list: projectProcedure
     .meta({
       openapi: {
         method: "GET",
@@ -101,12 +101,13 @@ export const eventsRouter = router({
         errorResponses: [400],
       },
       responseHeaders: (data, input) => nextPageLink(data as { id: string }[], input as z.input<typeof EventListQuery>),
+      scope: "events:read",
     })
     .input(EventListQuery)
     .output(EventList)
-    .query(({ ctx, input }) => eventsService.list(ctx.db, input)),
+    .query(({ ctx, input }) => eventsService.list(ctx.db, ctx.principal.projectId, input)),
 
-  follow: readProcedure
+  follow: projectProcedure
     .meta({
       openapi: {
         method: "GET",
@@ -126,6 +127,7 @@ export const eventsRouter = router({
       },
       stream: "sse",
       streamContent: eventStreamDocument,
+      scope: "events:read",
     })
     .input(EventStreamQuery)
     .output(
@@ -141,15 +143,17 @@ export const eventsRouter = router({
       // A repeated header arrives as a list, which no event id is.
       const value = Array.isArray(header) ? header.join(", ") : header || undefined;
       const resume = { value, field: "Last-Event-ID" };
-      return serverSentEvents(eventsService.follow(deps(ctx), input, resume, until(ctx, signal)));
+      return serverSentEvents(
+        eventsService.follow(deps(ctx), ctx.principal.projectId, input, resume, until(ctx, signal)),
+      );
     }),
 
   // Not a generator itself: a refusal (MAX_STREAMS) is thrown before the stream opens.
-  stream: readProcedure
+  stream: projectProcedure
+    .meta({ scope: "events:read" })
     .input(EventSubscriptionInput)
-    .subscription(({ ctx, input, signal }) =>
-      trackedEvents(
-        eventsService.follow(deps(ctx), input, { value: input.lastEventId, field: "lastEventId" }, until(ctx, signal)),
-      ),
-    ),
+    .subscription(({ ctx, input, signal }) => {
+      const resume = { value: input.lastEventId, field: "lastEventId" };
+      return trackedEvents(eventsService.follow(deps(ctx), ctx.principal.projectId, input, resume, until(ctx, signal)));
+    }),
 });

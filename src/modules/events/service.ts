@@ -5,7 +5,7 @@ import { eventOut } from "./event-body.js";
 import { parseEventId, parseEventTypes } from "./filter.js";
 import { followEvents, type StreamItem } from "./follow.js";
 import { defaultPageSize } from "./schemas.js";
-import { eventLogHead, eventStatements, readEvents } from "./sql.js";
+import { eventLogHead, eventStatements, readEvents, readEveryProject } from "./sql.js";
 import type { EventType } from "./types.js";
 
 /** The filters of docs/api/events.md as clients send them (already validated by the procedures' schemas). */
@@ -29,20 +29,21 @@ const idOf = (text: string | null | undefined, field: string): bigint | undefine
 };
 
 export const eventsService = {
-  /** The log as other modules read it (webhook feeding): records in id order, as far as readers may see them. */
-  read: readEvents,
+  /** Every project's events in id order, as far as readers may see them: for webhook feeding, never a client. */
+  readEveryProject,
 
   /** Where "new events only" starts: a reader starting after it misses nothing committed later. */
   head: eventLogHead,
 
-  /** Whether the event `id` is still kept. */
-  async exists(db: Queryable, id: bigint): Promise<boolean> {
-    return (await db.get(eventStatements.exists, [id])) !== undefined;
+  /** Whether the event `id` of the project is still kept. */
+  async exists(db: Queryable, projectId: string, id: bigint): Promise<boolean> {
+    return (await db.get(eventStatements.exists, [id, projectId])) !== undefined;
   },
 
-  /** A page of events in id order (docs/api/events.md). */
-  async list(db: Database, query: EventQuery & { limit: number }) {
+  /** A page of the project's events in id order (docs/api/events.md). */
+  async list(db: Database, projectId: string, query: EventQuery & { limit: number }) {
     const events = await readEvents(db, {
+      projectId,
       after: idOf(query.after, "after"),
       limit: query.limit,
       agentId: query.agent_id,
@@ -57,6 +58,7 @@ export const eventsService = {
    */
   follow(
     deps: { db: Database; logger: Logger; settings: { maxStreams: number; keepAliveMs: number } },
+    projectId: string,
     query: EventQuery,
     resumeFrom: { value: string | null | undefined; field: string },
     signal: AbortSignal,
@@ -66,6 +68,7 @@ export const eventsService = {
       db: deps.db,
       logger: deps.logger,
       after: resume ?? idOf(query.after, "after"),
+      projectId,
       agentId: query.agent_id,
       types: typesOf(query.types),
       maxStreams: deps.settings.maxStreams,

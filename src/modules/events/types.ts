@@ -22,6 +22,7 @@ export type EventData = ({ agent: object } | { task: object }) & { changes?: Cha
 /** An event as stored: `data` is the JSON text, so a stream or a webhook can send it without parsing it again. */
 export interface EventRecord {
   id: bigint;
+  project_id: string;
   type: EventType;
   occurred_at: string;
   agent_id: string;

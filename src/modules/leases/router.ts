@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { readProcedure, router, writeProcedure } from "../../trpc/procedures.js";
+import { projectProcedure, router } from "../../trpc/procedures.js";
 import { Lease, LeaseCreateInput, LeasePath, LeaseRenewInput } from "./schemas.js";
 import { leasesService } from "./service.js";
 
@@ -8,7 +8,7 @@ const path = "/agents/{agent_id}/leases";
 const itemPath = "/agents/{agent_id}/leases/{lease_id}";
 
 export const leasesRouter = router({
-  create: writeProcedure
+  create: projectProcedure
     .meta({
       openapi: {
         method: "POST",
@@ -32,12 +32,14 @@ export const leasesRouter = router({
         description: "No task became ready within wait_seconds (or the service is shutting down)",
         when: (data) => data === null,
       },
+      scope: "tasks:work",
     })
     .input(LeaseCreateInput)
     .output(Lease.nullable())
     .mutation(({ ctx, input: { agent_id, ...request }, signal }) =>
       leasesService.create(
         ctx.db,
+        ctx.principal.projectId,
         agent_id,
         request,
         signal ? AbortSignal.any([ctx.shutdown, signal]) : ctx.shutdown,
@@ -45,7 +47,7 @@ export const leasesRouter = router({
       ),
     ),
 
-  get: readProcedure
+  get: projectProcedure
     .meta({
       openapi: {
         method: "GET",
@@ -57,12 +59,13 @@ export const leasesRouter = router({
         protect: false,
         errorResponses: [404],
       },
+      scope: "tasks:work",
     })
     .input(LeasePath)
     .output(Lease)
-    .query(({ ctx, input }) => leasesService.get(ctx.db, input.agent_id, input.lease_id)),
+    .query(({ ctx, input }) => leasesService.get(ctx.db, ctx.principal.projectId, input.agent_id, input.lease_id)),
 
-  renew: writeProcedure
+  renew: projectProcedure
     .meta({
       openapi: {
         method: "PATCH",
@@ -76,12 +79,15 @@ export const leasesRouter = router({
         protect: false,
         errorResponses: [400, 404],
       },
+      scope: "tasks:work",
     })
     .input(LeaseRenewInput)
     .output(Lease)
-    .mutation(({ ctx, input }) => leasesService.renew(ctx.db, input.agent_id, input.lease_id, input.duration_seconds)),
+    .mutation(({ ctx, input }) =>
+      leasesService.renew(ctx.db, ctx.principal.projectId, input.agent_id, input.lease_id, input.duration_seconds),
+    ),
 
-  release: writeProcedure
+  release: projectProcedure
     .meta({
       openapi: {
         method: "DELETE",
@@ -95,8 +101,11 @@ export const leasesRouter = router({
         errorResponses: [404],
       },
       successStatus: 204,
+      scope: "tasks:work",
     })
     .input(LeasePath)
     .output(z.void())
-    .mutation(({ ctx, input }) => leasesService.release(ctx.db, input.agent_id, input.lease_id)),
+    .mutation(({ ctx, input }) =>
+      leasesService.release(ctx.db, ctx.principal.projectId, input.agent_id, input.lease_id),
+    ),
 });

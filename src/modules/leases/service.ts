@@ -15,19 +15,21 @@ const leaseNotFound = () => notFound("Lease");
 const agentNotFound = () => notFound("Agent");
 
 /** "Agent not found" when the agent is missing, else "Lease not found". */
-async function missing(db: Queryable, agentId: string): Promise<AppError> {
-  return isUuid(agentId) && (await db.get(leaseStatements.agentStatus, [agentId])) ? leaseNotFound() : agentNotFound();
+async function missing(db: Queryable, projectId: string, agentId: string): Promise<AppError> {
+  const agent = isUuid(agentId) ? await db.get(leaseStatements.agentStatus, [agentId, projectId]) : undefined;
+  return agent ? leaseNotFound() : agentNotFound();
 }
 
 /** The row of live lease `leaseId` of the agent, or undefined (an expired lease is gone, even before it is settled). */
-async function liveLease(db: Queryable, agentId: string, leaseId: string, now: Date) {
-  const row = isUuid(leaseId) ? await db.get(leaseStatements.byLease, [leaseId, agentId]) : undefined;
+async function liveLease(db: Queryable, projectId: string, agentId: string, leaseId: string, now: Date) {
+  const row = isUuid(leaseId) ? await db.get(leaseStatements.byLease, [leaseId, agentId, projectId]) : undefined;
   return row && hasLiveLease(row, now) ? row : undefined;
 }
 
 /** Takes the agent's next ready task, with its task.leased event; undefined when none is ready. */
 async function claim(
   db: Database,
+  projectId: string,
   agentId: string,
   request: LeaseCreateBody,
   answer: KeptAnswer | undefined,
@@ -42,6 +44,7 @@ async function claim(
       request.worker ?? null,
       expiresAt,
       request.duration_seconds,
+      projectId,
     ]);
     if (!row) return undefined;
     const leased = toLease(row);
@@ -49,6 +52,7 @@ async function claim(
     const changes = { status: ["pending", "running"], lease: [null, task.lease] } as const;
     await recordEvents(
       tx,
+      projectId,
       [{ type: "task.leased", agentId, taskId: task.id, data: { task, changes } }],
       new Date(task.updated_at),
     );
@@ -56,7 +60,7 @@ async function claim(
     return leased;
   });
   if (lease) return lease;
-  const agent = await db.get(leaseStatements.agentStatus, [agentId]);
+  const agent = await db.get(leaseStatements.agentStatus, [agentId, projectId]);
   if (!agent) throw agentNotFound();
   if (agent.status !== "running") {
     throw new AppError("conflict", `Agent is ${agent.status}: only a running agent gets work`, {
@@ -67,8 +71,8 @@ async function claim(
 }
 
 /** When the agent's next task is or becomes ready (ms since the epoch), or undefined when it has none pending. */
-async function nextReadyAt(db: Database, agentId: string): Promise<number | undefined> {
-  const row = await db.get(leaseStatements.nextRunAt, [agentId, new Date()]);
+async function nextReadyAt(db: Database, projectId: string, agentId: string): Promise<number | undefined> {
+  const row = await db.get(leaseStatements.nextRunAt, [agentId, new Date(), projectId]);
   return row ? Date.parse(row.run_at) : undefined;
 }
 
@@ -87,6 +91,7 @@ export const leasesService = {
    */
   async create(
     db: Database,
+    projectId: string,
     agentId: string,
     request: LeaseCreateBody,
     signal: AbortSignal,
@@ -97,21 +102,21 @@ export const leasesService = {
     // Listening before the first attempt: a task created in between is not missed.
     const watch = request.wait_seconds > 0 ? watchAgent(db, agentId) : undefined;
     try {
-      let lease = await claim(db, agentId, request, answer);
-      let next = lease || !watch ? undefined : await nextReadyAt(db, agentId);
+      let lease = await claim(db, projectId, agentId, request, answer);
+      let next = lease || !watch ? undefined : await nextReadyAt(db, projectId, agentId);
       while (!lease && watch) {
         const now = Date.now();
         if (signal.aborted || now >= waitUntil) return null;
         // A run_at still ahead sets the alarm; a ready task that another worker just took only a notification.
         await watch.next(next !== undefined && next > now ? Math.min(next, waitUntil) : waitUntil, signal);
         if (signal.aborted) return null;
-        next = await nextReadyAt(db, agentId);
-        if (next !== undefined && next <= Date.now()) lease = await claim(db, agentId, request, answer);
+        next = await nextReadyAt(db, projectId, agentId);
+        if (next !== undefined && next <= Date.now()) lease = await claim(db, projectId, agentId, request, answer);
       }
       if (lease && signal.aborted && !answer) {
         // Nobody is there to take it: give it straight back. (A lease kept for an Idempotency-Key
         // stays: the client's retry with that key is answered with it.)
-        await leasesService.release(db, agentId, lease.id).catch(() => {});
+        await leasesService.release(db, projectId, agentId, lease.id).catch(() => {});
         return null;
       }
       return lease ?? null;
@@ -120,9 +125,9 @@ export const leasesService = {
     }
   },
 
-  async get(db: Database, agentId: string, leaseId: string): Promise<LeaseOut> {
-    const row = isUuid(agentId) ? await liveLease(db, agentId, leaseId, new Date()) : undefined;
-    if (!row) throw await missing(db, agentId);
+  async get(db: Database, projectId: string, agentId: string, leaseId: string): Promise<LeaseOut> {
+    const row = isUuid(agentId) ? await liveLease(db, projectId, agentId, leaseId, new Date()) : undefined;
+    if (!row) throw await missing(db, projectId, agentId);
     return toLease(row);
   },
 
@@ -131,13 +136,19 @@ export const leasesService = {
    * deadline). Without a duration, the lease's own: the duration it was
    * created or last renewed with.
    */
-  async renew(db: Database, agentId: string, leaseId: string, durationSeconds?: number): Promise<LeaseOut> {
+  async renew(
+    db: Database,
+    projectId: string,
+    agentId: string,
+    leaseId: string,
+    durationSeconds?: number,
+  ): Promise<LeaseOut> {
     if (!isUuid(agentId)) throw agentNotFound();
     const row = await retryLostRaces("Lease", () =>
       db.transaction(async (tx) => {
         const now = new Date();
-        const before = await liveLease(tx, agentId, leaseId, now);
-        if (!before) throw await missing(tx, agentId);
+        const before = await liveLease(tx, projectId, agentId, leaseId, now);
+        if (!before) throw await missing(tx, projectId, agentId);
         const updatedAt = nextUpdatedAt(before.updated_at);
         const seconds = durationSeconds ?? (before.lease_duration_seconds as number);
         const after = {
@@ -152,12 +163,12 @@ export const leasesService = {
   },
 
   /** Gives the task back: pending again at once, no attempt counted; cancelled if that was asked for (docs/api/leases.md). */
-  async release(db: Database, agentId: string, leaseId: string): Promise<void> {
+  async release(db: Database, projectId: string, agentId: string, leaseId: string): Promise<void> {
     if (!isUuid(agentId)) throw agentNotFound();
     await retryLostRaces("Lease", () =>
       db.transaction(async (tx) => {
-        const before = await liveLease(tx, agentId, leaseId, new Date());
-        if (!before) throw await missing(tx, agentId);
+        const before = await liveLease(tx, projectId, agentId, leaseId, new Date());
+        if (!before) throw await missing(tx, projectId, agentId);
         const updatedAt = nextUpdatedAt(before.updated_at);
         return tasksService.writeRow(tx, before, released(before, updatedAt), updatedAt);
       }),

@@ -17,7 +17,7 @@ const LONGEST_SLEEP_MS = 3_600_000;
 const FIRST_RETRY_MS = 1_000;
 const LAST_RETRY_MS = 30_000;
 
-type DueRow = { id: string; agent_id: string };
+type DueRow = { id: string; agent_id: string; project_id: string };
 
 const statements = {
   /**
@@ -34,11 +34,11 @@ const statements = {
   ),
   expired: statement<DueRow, [now: Date, limit: number]>(
     "settler_expired",
-    "SELECT id, agent_id FROM tasks WHERE lease_expires_at <= $1 ORDER BY lease_expires_at LIMIT $2",
+    "SELECT id, agent_id, project_id FROM tasks WHERE lease_expires_at <= $1 ORDER BY lease_expires_at LIMIT $2",
   ),
   pastDeadline: statement<DueRow, [now: Date, limit: number]>(
     "settler_past_deadline",
-    `SELECT id, agent_id FROM tasks WHERE status IN ('pending', 'running') AND deadline_at <= $1
+    `SELECT id, agent_id, project_id FROM tasks WHERE status IN ('pending', 'running') AND deadline_at <= $1
      ORDER BY deadline_at LIMIT $2`,
   ),
 };
@@ -69,11 +69,12 @@ function settlement(
  * its version is still the one read, so of several settlers (other
  * instances) exactly one writes, with one event.
  */
-async function settle(db: Database, { id, agent_id: agentId }: DueRow, policy: RetryPolicy): Promise<boolean> {
+async function settle(db: Database, task: DueRow, policy: RetryPolicy): Promise<boolean> {
+  const { id, agent_id: agentId, project_id: projectId } = task;
   let settled: ReturnType<typeof settlement>;
   const written = await retryLostRaces("Task", () =>
     db.transaction(async (tx) => {
-      const row = await tasksService.row(tx, id, agentId);
+      const row = await tasksService.row(tx, projectId, id, agentId);
       if (!row) return false;
       // The write's own time is the settlement's "now", so a retry's run_at is exactly updated_at + the delay.
       const updatedAt = nextUpdatedAt(row.updated_at);

@@ -25,7 +25,7 @@ export function toLease(row: TaskRow): LeaseOut {
 const nextIndex = "tasks_agent_id_status_priority_run_at_created_at_id_idx";
 const ready = (alias: string) => `${alias}.agent_id = $1 AND ${alias}.status = 'pending' AND ${alias}.run_at <= $2
     AND (${alias}.deadline_at IS NULL OR ${alias}.deadline_at > $2)
-    AND (SELECT a.status FROM agents a WHERE a.id = $1) = 'running'
+    AND ${alias}.project_id = $7 AND (SELECT a.status FROM agents a WHERE a.id = $1 AND a.project_id = $7) = 'running'
     ORDER BY ${alias}.priority DESC, ${alias}.run_at, ${alias}.created_at, ${alias}.id LIMIT 1`;
 
 // The lease, capped at the task's deadline; updated_at moves forward by at least 1 ms, as every write's does.
@@ -44,7 +44,15 @@ export const leaseStatements = {
    */
   claim: statement<
     TaskRow,
-    [agentId: string, now: Date, leaseId: string, worker: string | null, expiresAt: Date, durationSeconds: number]
+    [
+      agentId: string,
+      now: Date,
+      leaseId: string,
+      worker: string | null,
+      expiresAt: Date,
+      durationSeconds: number,
+      projectId: string,
+    ]
   >("leases_claim", {
     sqlite: `UPDATE tasks SET ${leaseColumns},
         updated_at = MAX($2, strftime('%Y-%m-%dT%H:%M:%f+00:00', updated_at, '+0.001 seconds'))
@@ -58,21 +66,22 @@ export const leaseStatements = {
       RETURNING ${taskColumns}`,
   }),
   /** The task holding lease `leaseId` (tasks_lease_id_key), under its agent. */
-  byLease: statement<TaskRow, [leaseId: string, agentId: string]>(
+  byLease: statement<TaskRow, [leaseId: string, agentId: string, projectId: string]>(
     "leases_by_id",
-    `SELECT ${taskColumns} FROM tasks WHERE lease_id = $1 AND agent_id = $2`,
+    `SELECT ${taskColumns} FROM tasks WHERE lease_id = $1 AND agent_id = $2 AND project_id = $3`,
   ),
   /**
    * When the agent's next task is or becomes ready: the earliest run_at of
    * its pending tasks whose deadline is still ahead (tasks_agent_id_status_run_at_idx).
    */
-  nextRunAt: statement<{ run_at: string }, [agentId: string, now: Date]>(
+  nextRunAt: statement<{ run_at: string }, [agentId: string, now: Date, projectId: string]>(
     "leases_next_run_at",
     `SELECT run_at FROM tasks WHERE agent_id = $1 AND status = 'pending' AND (deadline_at IS NULL OR deadline_at > $2)
+       AND project_id = $3
      ORDER BY run_at LIMIT 1`,
   ),
-  agentStatus: statement<{ status: string }, [agentId: string]>(
+  agentStatus: statement<{ status: string }, [agentId: string, projectId: string]>(
     "leases_agent_status",
-    "SELECT status FROM agents WHERE id = $1",
+    "SELECT status FROM agents WHERE id = $1 AND project_id = $2",
   ),
 };

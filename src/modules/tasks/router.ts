@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { readProcedure, router, writeProcedure } from "../../trpc/procedures.js";
+import { actingOf } from "../../trpc/context.js";
+import { projectProcedure, router } from "../../trpc/procedures.js";
 import { acceptedVersions } from "../../trpc/versions.js";
 import {
   Task,
@@ -22,11 +23,31 @@ const tags = ["tasks"];
  */
 const cancellationAccepted = (data: unknown, input: unknown) =>
   (input as { status?: string }).status === "cancelled" && (data as TaskOut).status !== "cancelled";
+/**
+ * What a worker with only `tasks:work` may send to finish its leased task:
+ * its lease_id, and the outcome (status, result, error, retry).
+ */
+const finishing = new Set([
+  "agent_id",
+  "task_id",
+  "lease_id",
+  "status",
+  "result",
+  "error",
+  "retry",
+  "expected_version",
+]);
+const finishesThroughLease = (input: unknown) =>
+  typeof input === "object" &&
+  input !== null &&
+  "lease_id" in input &&
+  Object.keys(input).every((field) => finishing.has(field));
+
 const path = "/agents/{agent_id}/tasks";
 const itemPath = "/agents/{agent_id}/tasks/{task_id}";
 
 export const tasksRouter = router({
-  list: readProcedure
+  list: projectProcedure
     .meta({
       openapi: {
         method: "GET",
@@ -40,12 +61,13 @@ export const tasksRouter = router({
         errorResponses: [400, 404],
       },
       paged: true,
+      scope: "tasks:read",
     })
     .input(TaskListQuery)
     .output(TaskPage)
-    .query(({ ctx, input }) => tasksService.list(ctx.db, input)),
+    .query(({ ctx, input }) => tasksService.list(ctx.db, ctx.principal.projectId, input)),
 
-  create: writeProcedure
+  create: projectProcedure
     .meta({
       openapi: {
         method: "POST",
@@ -62,12 +84,15 @@ export const tasksRouter = router({
       idempotency: "with-write",
       keptInClear: true,
       versioned: true,
+      scope: "tasks:write",
     })
     .input(TaskCreateInput)
     .output(Task)
-    .mutation(({ ctx, input: { agent_id, ...body } }) => tasksService.create(ctx.db, agent_id, body, ctx.answer)),
+    .mutation(({ ctx, input: { agent_id, ...body } }) =>
+      tasksService.create(ctx.db, ctx.principal.projectId, agent_id, body, ctx.answer),
+    ),
 
-  get: readProcedure
+  get: projectProcedure
     .meta({
       openapi: {
         method: "GET",
@@ -79,12 +104,13 @@ export const tasksRouter = router({
         errorResponses: [404],
       },
       versioned: true,
+      scope: "tasks:read",
     })
     .input(TaskPath)
     .output(Task)
-    .query(({ ctx, input }) => tasksService.get(ctx.db, input.agent_id, input.task_id)),
+    .query(({ ctx, input }) => tasksService.get(ctx.db, ctx.principal.projectId, input.agent_id, input.task_id)),
 
-  update: writeProcedure
+  update: projectProcedure
     .meta({
       openapi: {
         method: "PATCH",
@@ -105,12 +131,19 @@ export const tasksRouter = router({
         when: cancellationAccepted,
       },
       versioned: true,
+      scope: "tasks:write",
+      alsoScope: {
+        scope: "tasks:work",
+        when: finishesThroughLease,
+        description: "a worker finishing its leased task through its lease_id",
+      },
     })
     .input(TaskUpdateInput)
     .output(Task)
     .mutation(({ ctx, input: { agent_id, task_id, expected_version, ...patch } }) =>
       tasksService.update(
         ctx.db,
+        ctx.principal.projectId,
         agent_id,
         task_id,
         patch,
@@ -119,7 +152,7 @@ export const tasksRouter = router({
       ),
     ),
 
-  remove: writeProcedure
+  remove: projectProcedure
     .meta({
       openapi: {
         method: "DELETE",
@@ -132,10 +165,17 @@ export const tasksRouter = router({
       },
       successStatus: 204,
       versioned: true,
+      scope: "tasks:write",
     })
     .input(TaskDeleteInput)
     .output(z.void())
     .mutation(({ ctx, input }) =>
-      tasksService.remove(ctx.db, input.agent_id, input.task_id, acceptedVersions(ctx, input.expected_version)),
+      tasksService.remove(
+        ctx.db,
+        actingOf(ctx),
+        input.agent_id,
+        input.task_id,
+        acceptedVersions(ctx, input.expected_version),
+      ),
     ),
 });

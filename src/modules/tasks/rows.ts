@@ -4,6 +4,7 @@ import type { TaskOut, TaskStatus } from "./schemas.js";
 /** A tasks row as the statements return it (sql.ts, and the leases' over the same table): only these columns ever leave the database. */
 export interface TaskRow {
   id: string;
+  project_id: string;
   agent_id: string;
   title: string;
   description: string | null;
@@ -29,7 +30,7 @@ export interface TaskRow {
   metadata: string;
 }
 
-export const taskColumns = `id, agent_id, title, description, priority, status, input, result, created_at, updated_at,
+export const taskColumns = `id, project_id, agent_id, title, description, priority, status, input, result, created_at, updated_at,
   max_attempts, attempts, run_at, deadline_at, lease_id, lease_worker, lease_created_at, lease_expires_at,
   lease_duration_seconds, cancel_requested, error, version, metadata`;
 
@@ -108,6 +109,7 @@ export const updateArgs = (row: TaskRow, updatedAt: Date, version: number) =>
     row.error,
     row.lease_duration_seconds,
     row.metadata,
+    row.project_id,
   ] as const;
 
 /** The fields of a Task whose changes an update event lists (updated_at and version change with every write). */

@@ -3,6 +3,7 @@ import type { Database, Queryable, Tx } from "../../db/index.js";
 import { AppError, notFound } from "../../errors.js";
 import type { KeptAnswer } from "../../idempotency/kept-answer.js";
 import { taskRetries } from "../../metrics/registry.js";
+import type { Acting } from "../../resources/acting.js";
 import {
   changesOf,
   lostRace,
@@ -16,6 +17,7 @@ import type { Page } from "../../resources/lists.js";
 import { mergeMetadata } from "../../resources/metadata.js";
 import { checkedMetadata, writePairs } from "../../resources/metadata-pairs.js";
 import { isUuid } from "../../resources/schemas.js";
+import { auditService } from "../audit/service.js";
 import { recordEvents } from "../events/outbox.js";
 import type { EventType } from "../events/types.js";
 import { defaultRetryPolicy, type RetryPolicy } from "./outcomes.js";
@@ -27,13 +29,16 @@ import { newTaskSchedule, planTaskUpdate } from "./update-plan.js";
 const taskNotFound = () => notFound("Task");
 const agentNotFound = () => notFound("Agent");
 
-async function agentExists(db: Queryable, agentId: string): Promise<boolean> {
-  return isUuid(agentId) && (await db.get(taskStatements.agentExists, [agentId])) !== undefined;
+async function agentExists(db: Queryable, projectId: string, agentId: string): Promise<boolean> {
+  return isUuid(agentId) && (await db.get(taskStatements.agentExists, [agentId, projectId])) !== undefined;
 }
 
-/** "Agent not found" when the agent is missing, else "Task not found" (also for another agent's task). */
-async function missing(db: Queryable, agentId: string): Promise<AppError> {
-  return (await agentExists(db, agentId)) ? taskNotFound() : agentNotFound();
+/**
+ * "Agent not found" when the agent is missing (or another project's), else
+ * "Task not found" (also for another agent's task).
+ */
+async function missing(db: Queryable, projectId: string, agentId: string): Promise<AppError> {
+  return (await agentExists(db, projectId, agentId)) ? taskNotFound() : agentNotFound();
 }
 
 /**
@@ -47,19 +52,25 @@ export const tasksService = {
   },
 
   /** A page of an agent's tasks (docs/http.md): filtered, in either order, from a cursor, with the total when asked for. */
-  async list(db: Database, { agent_id: agentId, ...filter }: TaskListInput): Promise<Page<TaskOut>> {
-    if (!(await agentExists(db, agentId))) throw agentNotFound();
+  async list(db: Database, projectId: string, { agent_id: agentId, ...filter }: TaskListInput): Promise<Page<TaskOut>> {
+    if (!(await agentExists(db, projectId, agentId))) throw agentNotFound();
     return listPage(db, taskList, { ...filter, scopeId: agentId }, toTask);
   },
 
-  async get(db: Database, agentId: string, id: string): Promise<TaskOut> {
-    const row = isUuid(agentId) && isUuid(id) ? await db.get(taskStatements.get, [id, agentId]) : undefined;
-    if (!row) throw await missing(db, agentId);
+  async get(db: Database, projectId: string, agentId: string, id: string): Promise<TaskOut> {
+    const row = isUuid(agentId) && isUuid(id) ? await db.get(taskStatements.get, [id, agentId, projectId]) : undefined;
+    if (!row) throw await missing(db, projectId, agentId);
     return toTask(row);
   },
 
   /** A stopped agent accepts no new tasks (docs/api/agents.md), checked in the insert itself. */
-  async create(db: Database, agentId: string, input: TaskCreateBody, answer?: KeptAnswer): Promise<TaskOut> {
+  async create(
+    db: Database,
+    projectId: string,
+    agentId: string,
+    input: TaskCreateBody,
+    answer?: KeptAnswer,
+  ): Promise<TaskOut> {
     if (!isUuid(agentId)) throw agentNotFound();
     const now = new Date();
     const { maxAttempts, runAt, deadlineAt } = newTaskSchedule(input, now);
@@ -76,14 +87,15 @@ export const tasksService = {
         runAt,
         deadlineAt,
         JSON.stringify(input.metadata ?? {}),
+        projectId,
       ]);
       if (!row) {
-        if (!(await agentExists(tx, agentId))) throw agentNotFound();
+        if (!(await agentExists(tx, projectId, agentId))) throw agentNotFound();
         throw new AppError("conflict", "Agent is stopped and accepts no new tasks", { agent_status: "stopped" });
       }
       await writePairs(tx, taskStatements, row.id, now, input.metadata ?? {}, false);
       const task = toTask(row);
-      await recordEvents(tx, [{ type: "task.created", agentId, taskId: task.id, data: { task } }], now);
+      await recordEvents(tx, projectId, [{ type: "task.created", agentId, taskId: task.id, data: { task } }], now);
       await answer?.keep(tx, task);
       return task;
     });
@@ -99,19 +111,20 @@ export const tasksService = {
    */
   async update(
     db: Database,
+    projectId: string,
     agentId: string,
     id: string,
     patch: TaskUpdateBody,
     retry: RetryPolicy = defaultRetryPolicy,
     accepted?: VersionCondition,
   ): Promise<TaskOut> {
-    if (!isUuid(agentId) || !isUuid(id)) throw await missing(db, agentId);
+    if (!isUuid(agentId) || !isUuid(id)) throw await missing(db, projectId, agentId);
     let retried = false;
     const updated = await retryLostRaces("Task", () =>
       db.transaction(async (tx) => {
         retried = false;
-        const row = await tx.get(taskStatements.get, [id, agentId]);
-        if (!row) throw await missing(tx, agentId);
+        const row = await tx.get(taskStatements.get, [id, agentId, projectId]);
+        if (!row) throw await missing(tx, projectId, agentId);
         const before = toTask(row);
         requireVersion("Task", before.version, accepted);
         const updatedAt = nextUpdatedAt(before.updated_at);
@@ -128,7 +141,8 @@ export const tasksService = {
           await writePairs(tx, taskStatements, id, new Date(before.created_at), JSON.parse(written.metadata), true);
         }
         const task = toTask(written);
-        await recordEvents(tx, [{ type: planned.type, agentId, taskId: id, data: { task, changes } }], updatedAt);
+        const event = { type: planned.type, agentId, taskId: id, data: { task, changes } };
+        await recordEvents(tx, projectId, [event], updatedAt);
         retried = planned.type === "task.retry_scheduled";
         return task;
       }),
@@ -139,7 +153,8 @@ export const tasksService = {
   },
 
   /** A task's row as stored, read in `tx` (leases decide their writes on it); undefined when it is gone. */
-  row: (tx: Queryable, id: string, agentId: string) => tx.get(taskStatements.get, [id, agentId]),
+  row: (tx: Queryable, projectId: string, id: string, agentId: string) =>
+    tx.get(taskStatements.get, [id, agentId, projectId]),
 
   /**
    * Writes `after`, a row decided on `before`, only if the stored row still
@@ -158,31 +173,44 @@ export const tasksService = {
     const written = await tx.get(taskStatements.update, updateArgs(after, updatedAt, before.version));
     if (!written) return lostRace;
     const task = toTask(written);
-    await recordEvents(tx, [{ type, agentId: task.agent_id, taskId: task.id, data: { task, changes } }], updatedAt);
+    const event = { type, agentId: task.agent_id, taskId: task.id, data: { task, changes } };
+    await recordEvents(tx, written.project_id, [event], updatedAt);
     return written;
   },
 
   /** Deletes every task of an agent being deleted; returns them in list order, for their task.deleted events. */
-  async removeAllOfAgent(tx: Tx, agentId: string): Promise<TaskOut[]> {
-    return (await tx.all(taskStatements.deleteOfAgent, [agentId])).map(toTask).sort(byCreation);
+  async removeAllOfAgent(tx: Tx, projectId: string, agentId: string): Promise<TaskOut[]> {
+    return (await tx.all(taskStatements.deleteOfAgent, [agentId, projectId])).map(toTask).sort(byCreation);
   },
 
-  /** Conditional (`accepted`), the deletion names the version it found acceptable, as updates do. */
-  async remove(db: Database, agentId: string, id: string, accepted?: VersionCondition): Promise<void> {
-    if (!isUuid(agentId) || !isUuid(id)) throw await missing(db, agentId);
+  /**
+   * Deletes the task, with its event and its entry in the audit log.
+   * Conditional (`accepted`), the deletion names the version it found
+   * acceptable, as updates do.
+   */
+  async remove(db: Database, acting: Acting, agentId: string, id: string, accepted?: VersionCondition): Promise<void> {
+    const { projectId } = acting;
+    if (!isUuid(agentId) || !isUuid(id)) throw await missing(db, projectId, agentId);
     await retryLostRaces("Task", () =>
       db.transaction(async (tx) => {
-        let row = accepted ? undefined : await tx.get(taskStatements.delete, [id, agentId]);
+        let row = accepted ? undefined : await tx.get(taskStatements.delete, [id, agentId, projectId]);
         if (accepted) {
-          const current = await tx.get(taskStatements.get, [id, agentId]);
-          if (!current) throw await missing(tx, agentId);
+          const current = await tx.get(taskStatements.get, [id, agentId, projectId]);
+          if (!current) throw await missing(tx, projectId, agentId);
           requireVersion("Task", current.version, accepted);
-          row = await tx.get(taskStatements.deleteAtVersion, [id, agentId, current.version]);
+          row = await tx.get(taskStatements.deleteAtVersion, [id, agentId, current.version, projectId]);
           if (!row) return lostRace;
         }
-        if (!row) throw await missing(tx, agentId);
+        if (!row) throw await missing(tx, projectId, agentId);
         const task = toTask(row);
-        await recordEvents(tx, [{ type: "task.deleted", agentId, taskId: id, data: { task } }]);
+        await recordEvents(tx, projectId, [{ type: "task.deleted", agentId, taskId: id, data: { task } }]);
+        await auditService.record(
+          tx,
+          acting,
+          "task.deleted",
+          { type: "task", id },
+          { agent_id: agentId, title: task.title },
+        );
       }),
     );
   },

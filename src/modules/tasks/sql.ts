@@ -8,13 +8,13 @@ export const taskStatements = {
     "tasks_count_by_status",
     "SELECT status, COUNT(*) AS count FROM tasks GROUP BY status",
   ),
-  agentExists: statement<{ id: string }, [agentId: string]>(
+  agentExists: statement<{ id: string }, [agentId: string, projectId: string]>(
     "tasks_agent_exists",
-    "SELECT id FROM agents WHERE id = $1",
+    "SELECT id FROM agents WHERE id = $1 AND project_id = $2",
   ),
-  get: statement<TaskRow, [id: string, agentId: string]>(
+  get: statement<TaskRow, [id: string, agentId: string, projectId: string]>(
     "tasks_get",
-    `SELECT ${taskColumns} FROM tasks WHERE id = $1 AND agent_id = $2`,
+    `SELECT ${taskColumns} FROM tasks WHERE id = $1 AND agent_id = $2 AND project_id = $3`,
   ),
   /**
    * A stopped agent accepts no new tasks (docs/api/agents.md): the check and the insert
@@ -35,17 +35,18 @@ export const taskStatements = {
       runAt: Date,
       deadlineAt: Date | null,
       metadata: string,
+      projectId: string,
     ]
   >("tasks_insert", {
-    sqlite: `INSERT INTO tasks (id, agent_id, title, description, priority, status, input, result, created_at,
-        updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata)
-      SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11
-      FROM agents WHERE id = $7 AND status <> 'stopped'
+    sqlite: `INSERT INTO tasks (id, project_id, agent_id, title, description, priority, status, input, result,
+        created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata)
+      SELECT $1, project_id, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11
+      FROM agents WHERE id = $7 AND project_id = $12 AND status <> 'stopped'
       RETURNING ${taskColumns}`,
-    postgresql: `INSERT INTO tasks (id, agent_id, title, description, priority, status, input, result, created_at,
-        updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata)
-      SELECT $1, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11
-      FROM agents WHERE id = $7 AND status <> 'stopped' FOR SHARE
+    postgresql: `INSERT INTO tasks (id, project_id, agent_id, title, description, priority, status, input, result,
+        created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata)
+      SELECT $1, project_id, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11
+      FROM agents WHERE id = $7 AND project_id = $12 AND status <> 'stopped' FOR SHARE
       RETURNING ${taskColumns}`,
   }),
   /**
@@ -66,6 +67,7 @@ export const taskStatements = {
       agentId: string,
       version: number,
       ...running: RunningColumns,
+      projectId: string,
     ]
   >(
     "tasks_update",
@@ -74,16 +76,16 @@ export const taskStatements = {
        max_attempts = $10, attempts = $11, run_at = $12, deadline_at = $13, lease_id = $14, lease_worker = $15,
        lease_created_at = $16, lease_expires_at = $17, cancel_requested = $18, error = $19,
        lease_duration_seconds = $20, metadata = $21
-     WHERE id = $7 AND agent_id = $8 AND version = $9 RETURNING ${taskColumns}`,
+     WHERE id = $7 AND agent_id = $8 AND version = $9 AND project_id = $22 RETURNING ${taskColumns}`,
   ),
-  delete: statement<TaskRow, [id: string, agentId: string]>(
+  delete: statement<TaskRow, [id: string, agentId: string, projectId: string]>(
     "tasks_delete",
-    `DELETE FROM tasks WHERE id = $1 AND agent_id = $2 RETURNING ${taskColumns}`,
+    `DELETE FROM tasks WHERE id = $1 AND agent_id = $2 AND project_id = $3 RETURNING ${taskColumns}`,
   ),
   /** A conditional deletion (If-Match): only the version the request accepted. */
-  deleteAtVersion: statement<TaskRow, [id: string, agentId: string, version: number]>(
+  deleteAtVersion: statement<TaskRow, [id: string, agentId: string, version: number, projectId: string]>(
     "tasks_delete_at_version",
-    `DELETE FROM tasks WHERE id = $1 AND agent_id = $2 AND version = $3 RETURNING ${taskColumns}`,
+    `DELETE FROM tasks WHERE id = $1 AND agent_id = $2 AND version = $3 AND project_id = $4 RETURNING ${taskColumns}`,
   ),
   /** The pairs of a metadata JSON text, one row each, for filtered lists (agent_id and created_at copied from the task). */
   insertPairs: statement<unknown, [taskId: string, createdAt: Date, metadata: string]>("task_metadata_insert", {
@@ -96,9 +98,9 @@ export const taskStatements = {
     "task_metadata_delete",
     "DELETE FROM task_metadata WHERE task_id = $1",
   ),
-  deleteOfAgent: statement<TaskRow, [agentId: string]>(
+  deleteOfAgent: statement<TaskRow, [agentId: string, projectId: string]>(
     "tasks_delete_of_agent",
-    `DELETE FROM tasks WHERE agent_id = $1 RETURNING ${taskColumns}`,
+    `DELETE FROM tasks WHERE agent_id = $1 AND project_id = $2 RETURNING ${taskColumns}`,
   ),
 };
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { router, writeProcedure } from "../../trpc/procedures.js";
+import { actingOf } from "../../trpc/context.js";
+import { projectProcedure, router } from "../../trpc/procedures.js";
 import {
   Delivery,
   DeliveryList,
@@ -22,7 +23,7 @@ const path = "/webhooks";
 const itemPath = "/webhooks/{webhook_id}";
 
 export const webhooksRouter = router({
-  list: writeProcedure
+  list: projectProcedure
     .meta({
       openapi: {
         method: "GET",
@@ -33,12 +34,13 @@ export const webhooksRouter = router({
         protect: false,
         errorResponses: [400],
       },
+      scope: "webhooks:read",
     })
     .input(WebhookListQuery)
     .output(WebhookList)
-    .query(({ ctx, input }) => webhooksService.list(ctx.db, input)),
+    .query(({ ctx, input }) => webhooksService.list(ctx.db, ctx.principal.projectId, input)),
 
-  create: writeProcedure
+  create: projectProcedure
     .meta({
       openapi: {
         method: "POST",
@@ -55,12 +57,13 @@ export const webhooksRouter = router({
       },
       successStatus: 201,
       location: (webhook) => `/webhooks/${webhook.id}`,
+      scope: "webhooks:write",
     })
     .input(WebhookCreate)
     .output(WebhookWithSecret)
-    .mutation(({ ctx, input }) => webhooksService.create(ctx.db, ctx.config, input, ctx.answer)),
+    .mutation(({ ctx, input }) => webhooksService.create(ctx.db, ctx.config, actingOf(ctx), input, ctx.answer)),
 
-  get: writeProcedure
+  get: projectProcedure
     .meta({
       openapi: {
         method: "GET",
@@ -71,12 +74,13 @@ export const webhooksRouter = router({
         protect: false,
         errorResponses: [404],
       },
+      scope: "webhooks:read",
     })
     .input(WebhookPath)
     .output(Webhook)
-    .query(({ ctx, input }) => webhooksService.get(ctx.db, input.webhook_id)),
+    .query(({ ctx, input }) => webhooksService.get(ctx.db, ctx.principal.projectId, input.webhook_id)),
 
-  update: writeProcedure
+  update: projectProcedure
     .meta({
       openapi: {
         method: "PATCH",
@@ -90,14 +94,15 @@ export const webhooksRouter = router({
         protect: false,
         errorResponses: [400, 404],
       },
+      scope: "webhooks:write",
     })
     .input(WebhookUpdateInput)
     .output(Webhook)
     .mutation(({ ctx, input: { webhook_id, ...patch } }) =>
-      webhooksService.update(ctx.db, ctx.config, webhook_id, patch),
+      webhooksService.update(ctx.db, ctx.config, actingOf(ctx), webhook_id, patch),
     ),
 
-  remove: writeProcedure
+  remove: projectProcedure
     .meta({
       openapi: {
         method: "DELETE",
@@ -109,12 +114,13 @@ export const webhooksRouter = router({
         errorResponses: [404],
       },
       successStatus: 204,
+      scope: "webhooks:write",
     })
     .input(WebhookPath)
     .output(z.void())
-    .mutation(({ ctx, input }) => webhooksService.remove(ctx.db, input.webhook_id)),
+    .mutation(({ ctx, input }) => webhooksService.remove(ctx.db, actingOf(ctx), input.webhook_id)),
 
-  rotateSecret: writeProcedure
+  rotateSecret: projectProcedure
     .meta({
       openapi: {
         method: "POST",
@@ -129,12 +135,15 @@ export const webhooksRouter = router({
         errorResponses: [404],
       },
       successStatus: 201,
+      scope: "webhooks:write",
     })
     .input(WebhookPath)
     .output(WebhookSecret)
-    .mutation(({ ctx, input }) => webhooksService.rotateSecret(ctx.db, ctx.config, input.webhook_id, ctx.answer)),
+    .mutation(({ ctx, input }) =>
+      webhooksService.rotateSecret(ctx.db, ctx.config, actingOf(ctx), input.webhook_id, ctx.answer),
+    ),
 
-  listDeliveries: writeProcedure
+  listDeliveries: projectProcedure
     .meta({
       openapi: {
         method: "GET",
@@ -148,12 +157,13 @@ export const webhooksRouter = router({
         protect: false,
         errorResponses: [400, 404],
       },
+      scope: "webhooks:read",
     })
     .input(DeliveryListQuery)
     .output(DeliveryList)
-    .query(({ ctx, input }) => deliveriesService.list(ctx.db, input)),
+    .query(({ ctx, input }) => deliveriesService.list(ctx.db, ctx.principal.projectId, input)),
 
-  redeliver: writeProcedure
+  redeliver: projectProcedure
     .meta({
       openapi: {
         method: "POST",
@@ -168,8 +178,11 @@ export const webhooksRouter = router({
         errorResponses: [400, 404, 409],
       },
       successStatus: 201,
+      scope: "webhooks:write",
     })
     .input(RedeliverInput)
     .output(Delivery)
-    .mutation(({ ctx, input }) => deliveriesService.redeliver(ctx.db, input.webhook_id, input.event_id, ctx.answer)),
+    .mutation(({ ctx, input }) =>
+      deliveriesService.redeliver(ctx.db, ctx.principal.projectId, input.webhook_id, input.event_id, ctx.answer),
+    ),
 });

@@ -3,8 +3,11 @@ import type { Config } from "../../config.js";
 import type { Database, Tx } from "../../db/index.js";
 import { AppError, notFound, validationError } from "../../errors.js";
 import type { KeptAnswer } from "../../idempotency/kept-answer.js";
+import type { Acting } from "../../resources/acting.js";
+import { changesOf } from "../../resources/conditional-writes.js";
 import { isUuid } from "../../resources/schemas.js";
 import { cipherFor } from "../../secrets/cipher.js";
+import { auditService } from "../audit/service.js";
 import { parseEventId } from "../events/filter.js";
 import { eventsService } from "../events/service.js";
 import { timeOrderedUuid } from "./ids.js";
@@ -33,8 +36,10 @@ async function checkedUrl(url: string, config: Config): Promise<void> {
   }
 }
 
-async function checkAgent(db: Database, agentId: string | null | undefined): Promise<void> {
-  if (agentId && !(await db.get(webhookStatements.agentExists, [agentId]))) throw notFound("Agent");
+/** A webhook names an agent of its own project, or none. */
+async function checkAgent(db: Database, projectId: string, agentId: string | null | undefined): Promise<void> {
+  const exists = agentId && isUuid(agentId) && (await db.get(webhookStatements.agentExists, [agentId, projectId]));
+  if (agentId && !exists) throw notFound("Agent");
 }
 
 /** Makes the new or re-enabled webhook part of the feed from the log's head on (see joinFeed). */
@@ -43,13 +48,22 @@ async function joinFeed(tx: Tx): Promise<void> {
   await tx.notify(feedChannel);
 }
 
+/** What the audit log records of a webhook: never its secret. */
+const auditDetails = (webhook: WebhookOut) => ({
+  url: webhook.url,
+  types: webhook.types,
+  agent_id: webhook.agent_id,
+  enabled: webhook.enabled,
+});
+const auditedFields = ["url", "types", "agent_id", "description", "enabled"] as const;
+
 export const webhooksService = {
-  async list(db: Database, { skip, limit }: { skip: number; limit: number }): Promise<WebhookOut[]> {
-    return (await db.all(webhookStatements.page, [limit, skip])).map(toWebhook);
+  async list(db: Database, projectId: string, { skip, limit }: { skip: number; limit: number }): Promise<WebhookOut[]> {
+    return (await db.all(webhookStatements.page, [limit, skip, projectId])).map(toWebhook);
   },
 
-  async get(db: Database, id: string): Promise<WebhookOut> {
-    const row = isUuid(id) ? await db.get(webhookStatements.get, [id]) : undefined;
+  async get(db: Database, projectId: string, id: string): Promise<WebhookOut> {
+    const row = isUuid(id) ? await db.get(webhookStatements.get, [id, projectId]) : undefined;
     if (!row) throw webhookNotFound();
     return toWebhook(row);
   },
@@ -58,11 +72,12 @@ export const webhooksService = {
   async create(
     db: Database,
     config: Config,
+    acting: Acting,
     input: WebhookCreateInput,
     answer?: KeptAnswer,
   ): Promise<WebhookOut & { secret: string }> {
     await checkedUrl(input.url, config);
-    await checkAgent(db, input.agent_id);
+    await checkAgent(db, acting.projectId, input.agent_id);
     const id = randomUUID();
     const secret = generateSecret();
     const sealed = cipherFor(config).encrypt(secret, id);
@@ -77,10 +92,13 @@ export const webhooksService = {
         input.agent_id ?? null,
         input.description ?? null,
         now,
+        acting.projectId,
       ]);
       if (!inserted) throw new Error("The insert returned no row");
       await tx.run(webhookStatements.insertSecret, [randomUUID(), id, sealed, now]);
-      const created = { ...toWebhook(inserted), secret };
+      const webhook = toWebhook(inserted);
+      await auditService.record(tx, acting, "webhook.created", { type: "webhook", id }, auditDetails(webhook));
+      const created = { ...webhook, secret };
       await answer?.keep(tx, created);
       return created;
     });
@@ -92,13 +110,19 @@ export const webhooksService = {
    * `disabled_reason` and the run of failures, and joins the feed again
    * (events while it was disabled are not delivered).
    */
-  async update(db: Database, config: Config, id: string, patch: WebhookUpdateBody): Promise<WebhookOut> {
+  async update(
+    db: Database,
+    config: Config,
+    acting: Acting,
+    id: string,
+    patch: WebhookUpdateBody,
+  ): Promise<WebhookOut> {
     if (!isUuid(id)) throw webhookNotFound();
     if (patch.url !== undefined) await checkedUrl(patch.url, config);
-    await checkAgent(db, patch.agent_id);
+    await checkAgent(db, acting.projectId, patch.agent_id);
     const now = new Date();
     const row = await db.transaction(async (tx) => {
-      const before = await tx.get(webhookStatements.lock, [id]);
+      const before = await tx.get(webhookStatements.lock, [id, acting.projectId]);
       if (!before) throw webhookNotFound();
       const enabled = patch.enabled ?? before.enabled;
       const enabling = enabled && !before.enabled;
@@ -112,7 +136,11 @@ export const webhooksService = {
         enabled ? null : before.disabled_reason,
         now,
         enabling,
+        acting.projectId,
       ]);
+      if (!written) throw webhookNotFound();
+      const changes = changesOf(toWebhook(before), toWebhook(written), auditedFields);
+      if (changes) await auditService.record(tx, acting, "webhook.updated", { type: "webhook", id }, { changes });
       if (enabling) {
         await joinFeed(tx);
         await tx.run(deliveryStatements.resume, [id, now]);
@@ -127,22 +155,33 @@ export const webhooksService = {
   },
 
   /** Deletes the webhook with its secrets and deliveries; an attempt in flight is not recorded. */
-  async remove(db: Database, id: string): Promise<void> {
-    const row = isUuid(id) ? await db.get(webhookStatements.delete, [id]) : undefined;
-    if (!row) throw webhookNotFound();
+  async remove(db: Database, acting: Acting, id: string): Promise<void> {
+    if (!isUuid(id)) throw webhookNotFound();
+    await db.transaction(async (tx) => {
+      const row = await tx.get(webhookStatements.delete, [id, acting.projectId]);
+      if (!row) throw webhookNotFound();
+      await auditService.record(tx, acting, "webhook.deleted", { type: "webhook", id }, { url: row.url });
+    });
   },
 
   /** A new secret; the ones in use keep signing for the overlap, older ones are dropped. */
-  async rotateSecret(db: Database, config: Config, id: string, answer?: KeptAnswer): Promise<{ secret: string }> {
+  async rotateSecret(
+    db: Database,
+    config: Config,
+    acting: Acting,
+    id: string,
+    answer?: KeptAnswer,
+  ): Promise<{ secret: string }> {
     if (!isUuid(id)) throw webhookNotFound();
     const secret = generateSecret();
     const sealed = cipherFor(config).encrypt(secret, id);
     const now = new Date();
     await db.transaction(async (tx) => {
-      if (!(await tx.get(webhookStatements.lock, [id]))) throw webhookNotFound();
+      if (!(await tx.get(webhookStatements.lock, [id, acting.projectId]))) throw webhookNotFound();
       await tx.run(webhookStatements.dropExpiredSecrets, [id, now]);
       await tx.run(webhookStatements.retireSecrets, [id, new Date(now.getTime() + secretOverlapMs)]);
       await tx.run(webhookStatements.insertSecret, [randomUUID(), id, sealed, now]);
+      await auditService.record(tx, acting, "webhook.secret_rotated", { type: "webhook", id });
       await answer?.keep(tx, { secret });
     });
     return { secret };
@@ -158,8 +197,12 @@ const deliveryNotFound = () => notFound("Delivery");
 /** The delivery log of one webhook, and sending an event again. */
 export const deliveriesService = {
   /** Newest first; `after` (a delivery of this webhook) continues below it. */
-  async list(db: Database, { webhook_id: webhookId, after, limit, status }: DeliveryListInput): Promise<DeliveryOut[]> {
-    if (!isUuid(webhookId) || !(await db.get(webhookStatements.get, [webhookId]))) throw webhookNotFound();
+  async list(
+    db: Database,
+    projectId: string,
+    { webhook_id: webhookId, after, limit, status }: DeliveryListInput,
+  ): Promise<DeliveryOut[]> {
+    if (!isUuid(webhookId) || !(await db.get(webhookStatements.get, [webhookId, projectId]))) throw webhookNotFound();
     let rows: Parameters<typeof toDelivery>[0][];
     if (after !== undefined) {
       const from = isUuid(after) ? await db.get(deliveryStatements.get, [webhookId, after]) : undefined;
@@ -178,13 +221,20 @@ export const deliveriesService = {
   },
 
   /** A new delivery of a kept event, due now, whatever the webhook's filters say (its owner asked for it). */
-  async redeliver(db: Database, webhookId: string, eventIdText: string, answer?: KeptAnswer): Promise<DeliveryOut> {
+  async redeliver(
+    db: Database,
+    projectId: string,
+    webhookId: string,
+    eventIdText: string,
+    answer?: KeptAnswer,
+  ): Promise<DeliveryOut> {
     if (!isUuid(webhookId)) throw webhookNotFound();
     const eventId = parseEventId(eventIdText);
     const row = await db.transaction(async (tx) => {
-      const webhook = await tx.get(webhookStatements.lock, [webhookId]);
+      const webhook = await tx.get(webhookStatements.lock, [webhookId, projectId]);
       if (!webhook) throw webhookNotFound();
-      if (eventId === undefined || !(await eventsService.exists(tx, eventId))) throw eventNotFound();
+      // Another project's event is as missing as a purged one.
+      if (eventId === undefined || !(await eventsService.exists(tx, projectId, eventId))) throw eventNotFound();
       if (!webhook.enabled) throw webhookDisabledConflict();
       const inserted = await tx.get(deliveryStatements.insert, [timeOrderedUuid(), webhookId, eventId, new Date()]);
       if (!inserted) throw new Error("The insert returned no row");

@@ -28,28 +28,43 @@ export const toWebhook = (row: WebhookRow): WebhookOut => ({
   disabled_reason: row.disabled_reason,
 });
 
-/** The position of the event log up to which every enabled webhook has its deliveries (./feeder.ts). */
+/**
+ * The position of the event log up to which every enabled webhook has its
+ * deliveries (./delivery/feeder.ts). Named `<reader>:feed`, so the event
+ * purge never passes it (../events/purge.ts).
+ */
 export const feedCursor = "webhooks:feed";
 /** Wakes every instance's feeder (./delivery.ts): a webhook joined the feed, so events are worth reading again. */
 export const feedChannel = "webhooks_feed";
 
 export const webhookStatements = {
-  agentExists: statement<{ id: string }, [agentId: string]>(
+  agentExists: statement<{ id: string }, [agentId: string, projectId: string]>(
     "webhooks_agent_exists",
-    "SELECT id FROM agents WHERE id = $1",
+    "SELECT id FROM agents WHERE id = $1 AND project_id = $2",
   ),
-  get: statement<WebhookRow, [id: string]>("webhooks_get", `SELECT ${webhookColumns} FROM webhooks WHERE id = $1`),
-  page: statement<WebhookRow, [limit: number, skip: number]>(
+  get: statement<WebhookRow, [id: string, projectId: string]>(
+    "webhooks_get",
+    `SELECT ${webhookColumns} FROM webhooks WHERE id = $1 AND project_id = $2`,
+  ),
+  page: statement<WebhookRow, [limit: number, skip: number, projectId: string]>(
     "webhooks_page",
-    `SELECT ${webhookColumns} FROM webhooks ORDER BY created_at, id LIMIT $1 OFFSET $2`,
+    `SELECT ${webhookColumns} FROM webhooks WHERE project_id = $3 ORDER BY created_at, id LIMIT $1 OFFSET $2`,
   ),
   insert: statement<
     WebhookRow,
-    [id: string, url: string, types: string, agentId: string | null, description: string | null, now: Date]
+    [
+      id: string,
+      url: string,
+      types: string,
+      agentId: string | null,
+      description: string | null,
+      now: Date,
+      projectId: string,
+    ]
   >(
     "webhooks_insert",
-    `INSERT INTO webhooks (id, url, types, agent_id, description, enabled, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6) RETURNING ${webhookColumns}`,
+    `INSERT INTO webhooks (id, project_id, url, types, agent_id, description, enabled, created_at, updated_at)
+     VALUES ($1, $7, $2, $3, $4, $5, TRUE, $6, $6) RETURNING ${webhookColumns}`,
   ),
   update: statement<
     WebhookRow,
@@ -63,22 +78,27 @@ export const webhookStatements = {
       disabledReason: string | null,
       now: Date,
       resetFailures: boolean,
+      projectId: string,
     ]
   >(
     "webhooks_update",
     `UPDATE webhooks SET url = $2, types = $3, agent_id = $4, description = $5, enabled = $6,
        disabled_reason = $7, updated_at = $8, failing_since = CASE WHEN $9 THEN NULL ELSE failing_since END
-     WHERE id = $1 RETURNING ${webhookColumns}`,
+     WHERE id = $1 AND project_id = $10 RETURNING ${webhookColumns}`,
   ),
   /** Locks the row on PostgreSQL, so a concurrent PATCH reads what the other wrote. */
-  lock: statement<WebhookRow, [id: string]>("webhooks_lock", {
-    sqlite: `SELECT ${webhookColumns} FROM webhooks WHERE id = $1`,
-    postgresql: `SELECT ${webhookColumns} FROM webhooks WHERE id = $1 FOR UPDATE`,
+  lock: statement<WebhookRow, [id: string, projectId: string]>("webhooks_lock", {
+    sqlite: `SELECT ${webhookColumns} FROM webhooks WHERE id = $1 AND project_id = $2`,
+    postgresql: `SELECT ${webhookColumns} FROM webhooks WHERE id = $1 AND project_id = $2 FOR UPDATE`,
   }),
-  delete: statement<{ id: string }, [id: string]>("webhooks_delete", "DELETE FROM webhooks WHERE id = $1 RETURNING id"),
-  subscriptions: statement<{ id: string; types: string; agent_id: string | null }>(
+  delete: statement<{ id: string; url: string }, [id: string, projectId: string]>(
+    "webhooks_delete",
+    "DELETE FROM webhooks WHERE id = $1 AND project_id = $2 RETURNING id, url",
+  ),
+  /** Every project's enabled webhooks, for feeding: an event goes only to its own project's. */
+  subscriptions: statement<{ id: string; project_id: string; types: string; agent_id: string | null }>(
     "webhooks_subscriptions",
-    "SELECT id, types, agent_id FROM webhooks WHERE enabled",
+    "SELECT id, project_id, types, agent_id FROM webhooks WHERE enabled",
   ),
   insertSecret: statement<unknown, [id: string, webhookId: string, secret: string, now: Date]>(
     "webhook_secrets_insert",

@@ -114,7 +114,15 @@ export function trpcCheck(document: ServedDocument, procedures: Procedure[]): Ch
       const procedure = name ? byPath.get(name) : undefined;
       const operation = procedure?.rest;
       if (!operation) return [];
-      const data = (item.result as { data?: unknown } | null)?.data;
+      let data = (item.result as { data?: unknown } | null)?.data;
+      if (procedure.paged) {
+        // A page over tRPC; its items are what REST answers.
+        const page = data as { items?: unknown; next_cursor?: unknown; total?: unknown } | null;
+        if (!page || !Array.isArray(page.items)) return ["result data: a list's page has no items"];
+        if (page.next_cursor !== null && typeof page.next_cursor !== "string") return ["result data: bad next_cursor"];
+        if (page.total !== null && !Number.isInteger(page.total)) return ["result data: bad total"];
+        data = page.items;
+      }
       const responses = document.paths[operation.path]?.[operation.method.toLowerCase()]?.responses ?? {};
       const success = Number(Object.keys(responses).find((s) => s.startsWith("2")) ?? 200);
       return check({

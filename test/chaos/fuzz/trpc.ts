@@ -15,10 +15,12 @@ export interface Procedure {
   input: Schema;
   /** The REST operation of the same procedure, whose success schema its result data must match. */
   rest?: { method: string; path: string };
+  /** A list: its result data is a page whose `items` are the REST body. */
+  paged: boolean;
 }
 
 type RouterProcedure = {
-  _def: { type: string; inputs: unknown[]; meta?: { openapi?: { method: string; path: string } } };
+  _def: { type: string; inputs: unknown[]; meta?: { openapi?: { method: string; path: string }; paged?: boolean } };
 };
 
 /** The router's queries and mutations, with their input as JSON Schema. */
@@ -37,7 +39,7 @@ export function procedures(): Procedure[] {
       required.push(...((schema.required ?? []) as string[]));
     }
     const rest = meta?.openapi ? { method: meta.openapi.method, path: meta.openapi.path } : undefined;
-    found.push({ path, type, input: { type: "object", properties, required }, rest });
+    found.push({ path, type, input: { type: "object", properties, required }, rest, paged: meta?.paged === true });
   }
   return found;
 }

@@ -60,12 +60,13 @@ export async function feed(db: Database): Promise<FeedRound> {
   // A read outside any transaction first: when nothing is new, nothing is written or locked.
   const cursor = await db.get(statements.cursor, []);
   if (!cursor) return idle;
-  if ((await eventsService.read(db, { after: cursor.position, limit: 1 })).length === 0) return nothing;
+  if ((await eventsService.readEveryProject(db, cursor.position, 1)).length === 0) return nothing;
   return db.transaction(async (tx) => {
     const locked = await tx.get(statements.lockCursor, []);
     if (!locked) return idle;
     const interests: WebhookInterest[] = (await tx.all(webhookStatements.subscriptions, [])).map((row) => ({
       id: row.id,
+      projectId: row.project_id,
       types: JSON.parse(row.types),
       agentId: row.agent_id,
     }));
@@ -73,7 +74,7 @@ export async function feed(db: Database): Promise<FeedRound> {
       await tx.run(statements.leave, []);
       return idle;
     }
-    const events = await eventsService.read(tx, { after: locked.position, limit: BATCH });
+    const events = await eventsService.readEveryProject(tx, locked.position, BATCH);
     const last = events.at(-1);
     if (!last) return nothing;
     const wanted = events.flatMap((event) =>
