@@ -1,5 +1,6 @@
-// The build: tsc into dist/, then the client entry's declaration
-// (scripts/client-types.ts), then a stamp of what was built.
+// The build: the service (tsc into dist/), then the SDK (packages/sdk/dist:
+// its worker entry compiled by tsc, its client entry's declaration written by
+// scripts/client-types.ts), then a stamp of what was built.
 //
 //   node scripts/build.mjs               build (npm run build)
 //   node scripts/build.mjs --if-changed  build only when the inputs differ from the stamp (npm start)
@@ -21,6 +22,9 @@ const stampFile = join(root, "dist", ".build-stamp");
 /** Everything the build reads besides node_modules; a folder means every file under it. */
 const inputs = [
   "src",
+  "packages/sdk/src",
+  "packages/sdk/package.json",
+  "packages/sdk/tsconfig.json",
   "scripts/build.mjs",
   "scripts/client-types.ts",
   "scripts/client-types-printer.ts",
@@ -62,6 +66,10 @@ if (process.argv.includes("--if-changed") && existsSync(stampFile) && readFileSy
 }
 rmSync(stampFile, { force: true });
 const require = createRequire(import.meta.url);
-run(require.resolve("typescript/bin/tsc"), ["-p", "tsconfig.build.json"]);
+const tsc = require.resolve("typescript/bin/tsc");
+run(tsc, ["-p", "tsconfig.build.json"]);
+// The SDK's dist/ holds only what this build writes: the tarball packs all of it.
+rmSync(join(root, "packages/sdk/dist"), { recursive: true, force: true });
+run(tsc, ["-p", "packages/sdk/tsconfig.json"]);
 run(require.resolve("tsx/cli"), ["scripts/client-types.ts"]);
 writeFileSync(stampFile, hash);
