@@ -3,7 +3,8 @@
 // scripts/client-types.ts), then a stamp of what was built.
 //
 //   node scripts/build.mjs               build (npm run build)
-//   node scripts/build.mjs --if-changed  build only when the inputs differ from the stamp (npm start)
+//   node scripts/build.mjs --if-changed  build only when the inputs differ from the stamp, or an output
+//                                        is missing (npm start, and npm pack -w packages/sdk)
 //
 // The stamp is a SHA-256 of the inputs' paths and contents, not their mtimes:
 // a checkout, a copy or an image layer changes mtimes without changing what
@@ -34,6 +35,9 @@ const inputs = [
   "package-lock.json",
 ];
 
+/** What the build writes that a start or a pack needs: missing, the build runs whatever the stamp says. */
+const outputs = ["dist/src/main.js", "packages/sdk/dist/worker.js", "packages/sdk/dist/client.d.ts"];
+
 /** Every file under `path` (a folder), or `path` itself (a file). */
 function filesOf(path) {
   if (!existsSync(path)) return [];
@@ -61,7 +65,8 @@ function run(script, args) {
 }
 
 const hash = inputsHash();
-if (process.argv.includes("--if-changed") && existsSync(stampFile) && readFileSync(stampFile, "utf8") === hash) {
+const built = existsSync(stampFile) && outputs.every((output) => existsSync(join(root, output)));
+if (process.argv.includes("--if-changed") && built && readFileSync(stampFile, "utf8") === hash) {
   process.exit(0);
 }
 rmSync(stampFile, { force: true });

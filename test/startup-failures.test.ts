@@ -95,7 +95,10 @@ describe("a database the service cannot use", () => {
     async () => {
       const started = Date.now();
       const done = await startToFailure({ DATABASE_URL: "file:/proc/x/agents.db" });
-      expectOneClearLine(done, /^Failed to start: cannot use the SQLite database \/proc\/x\/agents\.db \(DATABASE_URL\): /);
+      expectOneClearLine(
+        done,
+        /^Failed to start: cannot use the SQLite database \/proc\/x\/agents\.db \(DATABASE_URL\): /,
+      );
       // A guard against the hang (Node's recursive mkdir loops under /proc), not a measure of speed.
       expect(Date.now() - started).toBeLessThan(30_000);
     },

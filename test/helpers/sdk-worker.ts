@@ -10,7 +10,9 @@ export type Recorded<Input, Result> = {
 export function recordEvents<Input, Result>(worker: Worker<Input, Result>): Recorded<Input, Result>[] {
   const recorded: Recorded<Input, Result>[] = [];
   for (const event of names) {
-    worker.on(event, (value: never) => recorded.push({ event, value } as Recorded<Input, Result>));
+    worker.on(event, (value: unknown) => {
+      recorded.push({ event, value } as Recorded<Input, Result>);
+    });
   }
   return recorded;
 }

@@ -14,7 +14,7 @@ export interface StopOptions {
    * still running then see their signal abort, and their tasks are given
    * back (`pending` again, no attempt counted).
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 export interface Worker<Input, Result> {

@@ -2,9 +2,9 @@ import type { JsonValue } from "./types.js";
 
 export interface NonRetryableErrorOptions {
   /** The error's `code` on the task (1–100 characters); default "non_retryable". */
-  code?: string;
+  code?: string | undefined;
   /** Any JSON, stored as the error's `details`; default null. */
-  details?: JsonValue;
+  details?: JsonValue | undefined;
   cause?: unknown;
 }
 

@@ -22,17 +22,17 @@ interface CommonOptions<Input, Result> {
   /** The service's address, e.g. "https://agents.example.com" (a path prefix is kept). */
   baseUrl: string;
   /** Sent as `X-API-Key`. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** A bearer token, sent as `Authorization: Bearer …`. */
-  token?: string;
+  token?: string | undefined;
   /** Tasks run at once, and so long polls at most (one per free slot); default 1. */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /** A lease's duration, 5–3600 s (renewed at a third of it); default 60. */
-  leaseSeconds?: number;
+  leaseSeconds?: number | undefined;
   /** How long one long poll waits for a task, 1–20 s; default 20. */
-  waitSeconds?: number;
+  waitSeconds?: number | undefined;
   /** The leases' `worker`, for people reading them (1–100 characters); default "sdk-" and 8 random hex digits. */
-  workerName?: string;
+  workerName?: string | undefined;
   handler: Handler<Input, Result>;
 }
 
