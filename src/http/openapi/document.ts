@@ -98,7 +98,8 @@ export function buildOpenApiDocument(
   const generatedSchemas = (document.components?.schemas ?? {}) as Record<string, unknown>;
   for (const name of Object.keys(generatedSchemas)) if (name.startsWith("error.")) delete generatedSchemas[name];
   const referenced = JSON.stringify(document.paths);
-  for (const name of pageSchemas) if (!referenced.includes(`"#/components/schemas/${name}"`)) delete generatedSchemas[name];
+  for (const name of pageSchemas)
+    if (!referenced.includes(`"#/components/schemas/${name}"`)) delete generatedSchemas[name];
   const used = new Set(
     Object.values(document.paths ?? {}).flatMap((item) =>
       Object.values(item as Record<string, { tags?: string[] }>).flatMap((operation) => operation.tags ?? []),
