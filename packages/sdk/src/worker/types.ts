@@ -1,7 +1,7 @@
 // The service's task and lease, as its REST routes answer them
 // (docs/api/tasks.md, docs/api/leases.md). Written out here because the
-// worker entry carries nothing of the server; test/sdk-worker-types.test.ts
-// checks both ways that they match what the router outputs.
+// worker entry carries nothing of the server; test/sdk-package.test.ts
+// checks, in a project of its own, that they are the router's both ways.
 
 /** JSON, as the service stores a task's `result` and an error's `details`. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
