@@ -134,6 +134,25 @@ describe("concurrency", () => {
     );
     expect(handlersAtOnce).toBe(4);
   });
+  it("holds many slots without Node.js taking the worker's signals for a leak", async () => {
+    const agent = await runningAgent(app);
+    for (let i = 0; i < 20; i++) await createTask(app, agent.id, { title: `many ${i}` });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const worker = createWorker({ baseUrl: app.baseUrl, agentId: agent.id, concurrency: 16, handler: () => null });
+      let succeeded = 0;
+      const allDone = new Promise<void>((resolve) => worker.on("succeeded", () => ++succeeded === 20 && resolve()));
+      const running = worker.start();
+      await allDone;
+      await worker.stop();
+      await running;
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.map((warning) => `${warning.name}: ${warning.message}`)).toEqual([]);
+  });
 });
 
 describe("cancellation", () => {

@@ -45,8 +45,12 @@ class LeaseWorker<Input, Result> implements Worker<Input, Result> {
   private readonly events = new Emitter<WorkerEvents<Input, Result>>();
   private readonly settings: Settings<Input, Result>;
   private readonly api: Api;
-  /** Ends the long polls (and the waits between them) when the worker stops. */
-  private readonly polling = new AbortController();
+  /**
+   * Each slot's: ends its long poll (and its waits between polls) when the
+   * worker stops. One per slot, as a signal with many listeners is taken
+   * for a leak by Node.js.
+   */
+  private readonly pollers = new Set<AbortController>();
   /** Cuts a drain short when the worker must stop at once. */
   private readonly hurry = new AbortController();
   private readonly runs = new Set<LeaseRun<Input, Result>>();
@@ -105,8 +109,10 @@ class LeaseWorker<Input, Result> implements Worker<Input, Result> {
 
   private async slot(host: LeaseHost<Input, Result>): Promise<void> {
     const backoff = new Backoff(1000);
+    const polling = new AbortController();
+    this.pollers.add(polling);
     while (this.state === "running") {
-      const lease = await this.poll(backoff);
+      const lease = await this.poll(backoff, polling.signal);
       if (!lease) continue;
       const run = new LeaseRun(host, lease, Date.now());
       this.runs.add(run);
@@ -117,7 +123,7 @@ class LeaseWorker<Input, Result> implements Worker<Input, Result> {
   }
 
   /** The next lease, or undefined when none came within the wait (or the worker is stopping). */
-  private async poll(backoff: Backoff): Promise<Lease<Input, Result> | undefined> {
+  private async poll(backoff: Backoff, signal: AbortSignal): Promise<Lease<Input, Result> | undefined> {
     const { settings } = this;
     const body = {
       ...settings.selector,
@@ -126,7 +132,7 @@ class LeaseWorker<Input, Result> implements Worker<Input, Result> {
       wait_seconds: settings.waitSeconds,
     };
     const attemptMs = settings.waitSeconds * 1000 + pollMarginMs;
-    const answer = await this.api.send("POST", settings.leasePath, body, { signal: this.polling.signal, attemptMs });
+    const answer = await this.api.send("POST", settings.leasePath, body, { signal, attemptMs });
     if (!answer || answer.status === 204) return undefined;
     if (answer.status === 201) {
       backoff.reset();
@@ -139,7 +145,7 @@ class LeaseWorker<Input, Result> implements Worker<Input, Result> {
     }
     // The agent is not running (paused or idle): it may be started again, so look again later.
     this.events.emit("error", error);
-    await sleep(backoff.next(), this.polling.signal);
+    await sleep(backoff.next(), signal);
     return undefined;
   }
 
@@ -154,7 +160,7 @@ class LeaseWorker<Input, Result> implements Worker<Input, Result> {
   private async shutDown(timeoutMs: number): Promise<void> {
     if (this.state === "stopped") return;
     this.state = "stopping";
-    this.polling.abort();
+    for (const polling of this.pollers) polling.abort();
     const drained = Promise.all(this.slots);
     const bound = new AbortController();
     this.hurry.signal.addEventListener("abort", () => bound.abort(), { once: true });
