@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createTask } from "./helpers/factories.js";
 import { type HttpProxy, type LoggedExchange, startProxy } from "./helpers/http-proxy.js";
 import { eventually, getTask, leasePath, runningAgent, send } from "./helpers/leases.js";
-import { gate, nextEvent, outline, recordEvents } from "./helpers/sdk-worker.js";
+import { gate, nextEvent, outline, recordEvents, runUntilSucceeded } from "./helpers/sdk-worker.js";
 
 // The worker SDK (packages/sdk, docs/api/leases.md#the-worker-sdk) against the
 // real service; a proxy between them records what the worker sends.
@@ -107,12 +107,7 @@ describe("concurrency", () => {
         return null;
       },
     });
-    let succeeded = 0;
-    const allDone = new Promise<void>((resolve) => worker.on("succeeded", () => ++succeeded === 10 && resolve()));
-    const running = worker.start();
-    await allDone;
-    await worker.stop();
-    await running;
+    await runUntilSucceeded(worker, 10);
 
     expect(new Set(spans.map((span) => span.id)).size).toBe(10);
     expect(spans).toHaveLength(10);
@@ -142,12 +137,7 @@ describe("concurrency", () => {
     process.on("warning", onWarning);
     try {
       const worker = createWorker({ baseUrl: app.baseUrl, agentId: agent.id, concurrency: 16, handler: () => null });
-      let succeeded = 0;
-      const allDone = new Promise<void>((resolve) => worker.on("succeeded", () => ++succeeded === 20 && resolve()));
-      const running = worker.start();
-      await allDone;
-      await worker.stop();
-      await running;
+      await runUntilSucceeded(worker, 20);
     } finally {
       process.off("warning", onWarning);
     }

@@ -33,6 +33,16 @@ export function nextEvent<Input, Result, Name extends keyof WorkerEvents<Input, 
   });
 }
 
+/** Starts the worker, waits for `count` tasks to succeed, and stops it. */
+export async function runUntilSucceeded<Input, Result>(worker: Worker<Input, Result>, count: number): Promise<void> {
+  let succeeded = 0;
+  const done = new Promise<void>((resolve) => worker.on("succeeded", () => ++succeeded === count && resolve()));
+  const running = worker.start();
+  await done;
+  await worker.stop();
+  await running;
+}
+
 /** A promise and its resolve, for a handler that waits until the test lets it go. */
 export function gate<T = void>() {
   let open: (value: T) => void = () => {};
