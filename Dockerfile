@@ -4,6 +4,8 @@ FROM node:20-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The workspaces' manifests: npm ci installs what the lockfile lists for them too.
+COPY packages/sdk/package.json ./packages/sdk/
 COPY scripts ./scripts
 COPY prisma ./prisma
 COPY prisma.config.ts ./

@@ -1,9 +1,9 @@
 // A front end's typed client, in a project of its own: the router's type and
-// its input and output types come from the packed package's `client` entry;
-// nothing of the server comes along. test/client-package.test.ts type-checks
+// its input and output types come from the packed SDK's `client` entry;
+// nothing of the server comes along. test/sdk-package.test.ts type-checks
 // this file in such a project, with `tsc --init`'s default settings.
 import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
-import type { Agent, AppRouter, RouterInputs, Task } from "agent-management-api/client";
+import type { Agent, AppRouter, RouterInputs, Task } from "agent-management-sdk/client";
 
 const api = createTRPCClient<AppRouter>({
   links: [httpBatchLink({ url: "http://127.0.0.1:8000/trpc" })],

@@ -1,8 +1,10 @@
-// The build: tsc into dist/, then the client entry's declaration
-// (scripts/client-types.ts), then a stamp of what was built.
+// The build: the service (tsc into dist/), then the SDK (packages/sdk/dist:
+// its worker entry compiled by tsc, its client entry's declaration written by
+// scripts/client-types.ts), then a stamp of what was built.
 //
 //   node scripts/build.mjs               build (npm run build)
-//   node scripts/build.mjs --if-changed  build only when the inputs differ from the stamp (npm start)
+//   node scripts/build.mjs --if-changed  build only when the inputs differ from the stamp, or an output
+//                                        is missing (npm start, and npm pack -w packages/sdk)
 //
 // The stamp is a SHA-256 of the inputs' paths and contents, not their mtimes:
 // a checkout, a copy or an image layer changes mtimes without changing what
@@ -21,6 +23,9 @@ const stampFile = join(root, "dist", ".build-stamp");
 /** Everything the build reads besides node_modules; a folder means every file under it. */
 const inputs = [
   "src",
+  "packages/sdk/src",
+  "packages/sdk/package.json",
+  "packages/sdk/tsconfig.json",
   "scripts/build.mjs",
   "scripts/client-types.ts",
   "scripts/client-types-printer.ts",
@@ -29,6 +34,9 @@ const inputs = [
   "package.json",
   "package-lock.json",
 ];
+
+/** What the build writes that a start or a pack needs: missing, the build runs whatever the stamp says. */
+const outputs = ["dist/src/main.js", "packages/sdk/dist/worker.js", "packages/sdk/dist/client.d.ts"];
 
 /** Every file under `path` (a folder), or `path` itself (a file). */
 function filesOf(path) {
@@ -57,11 +65,16 @@ function run(script, args) {
 }
 
 const hash = inputsHash();
-if (process.argv.includes("--if-changed") && existsSync(stampFile) && readFileSync(stampFile, "utf8") === hash) {
+const built = existsSync(stampFile) && outputs.every((output) => existsSync(join(root, output)));
+if (process.argv.includes("--if-changed") && built && readFileSync(stampFile, "utf8") === hash) {
   process.exit(0);
 }
 rmSync(stampFile, { force: true });
 const require = createRequire(import.meta.url);
-run(require.resolve("typescript/bin/tsc"), ["-p", "tsconfig.build.json"]);
+const tsc = require.resolve("typescript/bin/tsc");
+run(tsc, ["-p", "tsconfig.build.json"]);
+// The SDK's dist/ holds only what this build writes: the tarball packs all of it.
+rmSync(join(root, "packages/sdk/dist"), { recursive: true, force: true });
+run(tsc, ["-p", "packages/sdk/tsconfig.json"]);
 run(require.resolve("tsx/cli"), ["scripts/client-types.ts"]);
 writeFileSync(stampFile, hash);

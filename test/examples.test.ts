@@ -138,7 +138,7 @@ describe("the worker example", { timeout: 90_000 }, () => {
   });
   afterAll(() => workerApp.close());
 
-  it("runs its agent's tasks: succeeds, retries a failure, stops when cancelled, then goes idle", async () => {
+  it("runs its agent's tasks: succeeds, retries a failure, stops when cancelled, then drains on SIGTERM", async () => {
     const post = async (path: string, json: unknown) =>
       (await (await workerApp.request(path, { method: "POST", json })).json()) as { id: string };
     const agent = await post("/agents", { name: "Runner", type: "worker" });
@@ -150,7 +150,7 @@ describe("the worker example", { timeout: 90_000 }, () => {
 
     const worker = spawn(bin("tsx"), ["examples/worker.ts"], {
       cwd: root,
-      env: { ...process.env, API_URL: workerApp.baseUrl, AGENT_ID: agent.id, LEASE_SECONDS: "5", WAIT_SECONDS: "2" },
+      env: { ...process.env, API_URL: workerApp.baseUrl, AGENT_ID: agent.id, LEASE_SECONDS: "5" },
       stdio: ["ignore", "pipe", "inherit"],
     });
     const lines: string[] = [];
@@ -162,6 +162,8 @@ describe("the worker example", { timeout: 90_000 }, () => {
         const res = await workerApp.request(`${tasks}/${slow.id}`, { method: "PATCH", json: { status: "cancelled" } });
         expect(res.status).toBe(202);
       }
+      // Every task is done: the worker waits in a long poll until it is told to stop.
+      if (line.startsWith(`succeeded ${flaky.id}`)) worker.kill("SIGTERM");
     }
     expect(await exited).toEqual([0, null]);
     expect(lines.map((line) => line.split(" ").slice(0, 2).join(" "))).toEqual([
@@ -174,7 +176,7 @@ describe("the worker example", { timeout: 90_000 }, () => {
       `cancelled ${slow.id}`,
       `leased ${flaky.id}`,
       `succeeded ${flaky.id}`,
-      "idle",
+      "stopped",
     ]);
     expect(lines[3]).toMatch(/ retry at \d{4}-/);
     const read = async (id: string) => (await (await workerApp.request(`${tasks}/${id}`)).json()) as object;
@@ -186,7 +188,7 @@ describe("the worker example", { timeout: 90_000 }, () => {
     expect(await read(flaky.id)).toMatchObject({
       status: "succeeded",
       attempts: 1,
-      error: { code: "work_failed", message: "attempt 1 failed", details: null },
+      error: { code: "handler_error", message: "attempt 1 failed", details: null },
     });
     expect(await read(slow.id)).toMatchObject({ status: "cancelled", cancel_requested: true, lease: null });
   });

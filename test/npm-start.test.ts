@@ -7,7 +7,7 @@ import { copyProject, type ProjectCopy } from "./helpers/project-copy.js";
 import { followStart } from "./helpers/spawn.js";
 
 // docs/operations.md: `npm start` on a built tree answers within 3 seconds; it builds
-// only when the sources changed since the last build.
+// only when the sources (the service's, or the SDK's in packages/sdk) changed since the last build.
 const startBudgetMs = 3000;
 
 let project: ProjectCopy;
@@ -86,5 +86,14 @@ describe("npm start", () => {
     const built = builtAt();
     expect(await startAndStop()).toBeLessThan(startBudgetMs);
     expect(builtAt()).toBe(built);
+  });
+
+  it("builds the SDK again when one of its sources changed", { timeout: 300_000 }, async () => {
+    const stamp = readFileSync(file("dist/.build-stamp"), "utf8");
+    appendFileSync(file("packages/sdk/src/worker/backoff.ts"), "\n// Changed after the build.\n");
+
+    await startAndStop();
+    expect(readFileSync(file("packages/sdk/dist/worker/backoff.js"), "utf8")).toContain("// Changed after the build.");
+    expect(readFileSync(file("dist/.build-stamp"), "utf8")).not.toBe(stamp);
   });
 });

@@ -2,14 +2,20 @@
 // loop, until the duration ends or no task is left. Mode "lease": create a
 // lease, then finish its task through it (two requests per task). Mode
 // "patch": one plain PATCH status change per task (pending → running), the
-// cost (h) is compared with. Prints one JSON result line.
+// cost (h) is compared with. Mode "sdk": the worker SDK (packages/sdk) with
+// `connections` slots and a handler that does nothing: the loop of "lease",
+// on fetch (the SDK's only transport) instead of undici's request. Mode
+// "fetch": the loop of "lease" on fetch, which tells the SDK's own cost from
+// fetch's. Prints one JSON result line.
 import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { createWorker } from "agent-management-sdk/worker";
 import { Agent, request } from "undici";
 
 interface RunnerInput {
   url: string;
   agentId: string;
-  mode: "lease" | "patch";
+  mode: "lease" | "patch" | "sdk" | "fetch";
   connections: number;
   duration: number;
   /** A JSON array of the agent's task ids (mode "patch"), used from `offset` on. */
@@ -24,6 +30,10 @@ const taskIds = input.mode === "patch" ? (JSON.parse(readFileSync(input.tasksFil
 let next = input.offset;
 
 async function call(method: "POST" | "PATCH", path: string, body: unknown) {
+  if (input.mode === "fetch") {
+    const res = await fetch(`${input.url}${path}`, { method, headers: json, body: JSON.stringify(body) });
+    return { status: res.status, text: await res.text() };
+  }
   const res = await request(`${input.url}${path}`, { method, headers: json, body: JSON.stringify(body), dispatcher });
   const text = await res.body.text();
   return { status: res.statusCode, text };
@@ -68,7 +78,39 @@ async function worker() {
   }
 }
 
-await Promise.all(Array.from({ length: input.connections }, worker));
+/**
+ * The SDK's worker until the duration ends. A task's latency runs from its
+ * lease's answer to its report's (the long poll is the worker's own).
+ */
+async function sdkWorker() {
+  const worker = createWorker({
+    baseUrl: input.url,
+    agentId: input.agentId,
+    concurrency: input.connections,
+    waitSeconds: 1,
+    handler: () => null,
+  });
+  const leasedAt = new Map<string, number>();
+  worker.on("lease", ({ task }) => leasedAt.set(task.id, performance.now()));
+  worker.on("succeeded", ({ task }) => {
+    last = performance.now();
+    latencies.push(last - (leasedAt.get(task.id) ?? last));
+    leasedAt.delete(task.id);
+  });
+  for (const event of ["lost", "failed", "error"] as const) {
+    worker.on(event, (value) => {
+      errors++;
+      if (errors === 1) process.stderr.write(`${event}: ${value instanceof Error ? value.message : value.task.id}\n`);
+    });
+  }
+  const running = worker.start();
+  await sleep(Math.max(0, until - performance.now()));
+  await worker.stop({ timeoutMs: 10_000 });
+  await running;
+}
+
+if (input.mode === "sdk") await sdkWorker();
+else await Promise.all(Array.from({ length: input.connections }, worker));
 await dispatcher.close();
 latencies.sort((a, b) => a - b);
 const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);

@@ -11,7 +11,9 @@ import { root, startService, type Target } from "./targets.js";
  * ready tasks; `connections` workers each take a lease and finish its task
  * through it (POST …/leases, then PATCH …/tasks/{id} with lease_id), until
  * the time is up or no task is left. Compared with the cost of one plain
- * PATCH status change (pending → running) on the same data.
+ * PATCH status change (pending → running) on the same data; and the worker
+ * SDK (packages/sdk) running the same loop with as many slots, beside the
+ * hand-written loop on fetch, the SDK's transport.
  */
 export const readyTasks = 10_000;
 
@@ -30,6 +32,10 @@ export interface LeaseBench {
   lease?: LeaseRun;
   /** Mean over rounds: plain PATCH status changes per second. */
   patch?: LeaseRun;
+  /** Mean over rounds: tasks run by the worker SDK per second. */
+  sdk?: LeaseRun;
+  /** Mean over rounds: tasks leased and finished per second by the hand-written loop on fetch. */
+  fetch?: LeaseRun;
 }
 
 interface Context {
@@ -39,7 +45,7 @@ interface Context {
   log: (line: string) => void;
 }
 
-type Mode = "lease" | "patch";
+type Mode = "lease" | "patch" | "sdk" | "fetch";
 
 function runner(
   url: string,
@@ -150,21 +156,24 @@ export async function leaseBench(ctx: Context): Promise<LeaseBench> {
   if (ctx.dbs.provider === "postgresql") await adminQuery("ANALYZE tasks", template);
   const tasksFile = join(ctx.dbs.dir, "lease-tasks.json");
   writeFileSync(tasksFile, JSON.stringify(taskIds));
-  const runs: Record<Mode, LeaseRun[]> = { lease: [], patch: [] };
+  const runs: Record<Mode, LeaseRun[]> = { lease: [], patch: [], sdk: [], fetch: [] };
   for (let round = 1; round <= ctx.options.rounds; round++) {
-    for (const mode of ["patch", "lease"] as const) {
+    for (const mode of ["patch", "lease", "sdk", "fetch"] as const) {
       runs[mode].push(await measureMode(ctx, template, { agentId, tasksFile }, mode, round));
     }
   }
-  return { lease: fold(runs.lease), patch: fold(runs.patch) };
+  return { lease: fold(runs.lease), patch: fold(runs.patch), sdk: fold(runs.sdk), fetch: fold(runs.fetch) };
 }
 
 /** The report's section for (h). */
 export function leaseReport(bench: LeaseBench | undefined): string[] {
-  const { lease, patch } = bench ?? {};
+  const { lease, patch, sdk, fetch } = bench ?? {};
   if (!lease || !patch) return [];
   const ratio = patch.rate / lease.rate;
   const cpuRatio = lease.cpuPerTask / patch.cpuPerTask;
+  const row = (name: string, run: LeaseRun) =>
+    `| ${name} | ${run.rate.toFixed(0)} | ${run.p50.toFixed(0)} / ${run.p99.toFixed(0)} | ${run.cpuPerTask.toFixed(0)} | ${run.errors} |`;
+  const share = (run: LeaseRun, of: LeaseRun) => `${((run.rate / of.rate) * 100).toFixed(0)}%`;
   return [
     `### (h) Lease and complete (${readyTasks.toLocaleString("en")} ready tasks, 1 worker)`,
     "",
@@ -172,8 +181,20 @@ export function leaseReport(bench: LeaseBench | undefined): string[] {
     "|---|---|---|---|---|",
     `| lease + finish through it (2 requests) | ${lease.rate.toFixed(0)} | ${lease.p50.toFixed(0)} / ${lease.p99.toFixed(0)} | ${lease.cpuPerTask.toFixed(0)} | ${lease.errors} |`,
     `| plain PATCH status change (1 request) | ${patch.rate.toFixed(0)} | ${patch.p50.toFixed(0)} / ${patch.p99.toFixed(0)} | ${patch.cpuPerTask.toFixed(0)} | ${patch.errors} |`,
+    ...(sdk ? [row("the worker SDK, a handler that does nothing (ms: lease to report)", sdk)] : []),
+    ...(fetch ? [row("lease + finish, the same loop on fetch", fetch)] : []),
     "",
     `- one lease + completion costs ${ratio.toFixed(2)}× one PATCH in throughput, ${cpuRatio.toFixed(2)}× in server CPU; target ≤ 3×: ${ratio <= 3 ? "met" : "**missed**"}`,
+    ...(sdk
+      ? [
+          `- the worker SDK runs ${share(sdk, lease)} of the hand-written loop's tasks per second; target ≥ 80%: ${sdk.rate >= 0.8 * lease.rate ? "met" : "**missed**"}`,
+        ]
+      : []),
+    ...(sdk && fetch
+      ? [
+          `- on fetch, its only transport, the same hand-written loop runs ${share(fetch, lease)} of it; the SDK runs ${share(sdk, fetch)} of that`,
+        ]
+      : []),
     "",
   ];
 }

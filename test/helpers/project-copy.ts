@@ -8,6 +8,7 @@ const projectRoot = new URL("../..", import.meta.url).pathname;
 /** What a build and a start read; node_modules is linked, not copied. */
 const copied = [
   "src",
+  "packages",
   "scripts",
   "prisma",
   "prisma.config.ts",
@@ -31,7 +32,9 @@ export interface ProjectCopy {
  */
 export function copyProject(): ProjectCopy {
   const dir = mkdtempSync(join(tmpdir(), "agents-project-"));
-  for (const path of copied) cpSync(join(projectRoot, path), join(dir, path), { recursive: true });
+  // Built output stays behind: a copy builds its own.
+  const unbuilt = (source: string) => !/\/packages\/[^/]+\/dist$/.test(source);
+  for (const path of copied) cpSync(join(projectRoot, path), join(dir, path), { recursive: true, filter: unbuilt });
   symlinkSync(join(projectRoot, "node_modules"), join(dir, "node_modules"), "dir");
   return {
     dir,

@@ -1,11 +1,11 @@
-// The package's `./client` entry, for TypeScript front ends:
-//   import type { AppRouter, Agent } from "agent-management-api/client";
+// The SDK's `./client` entry, for TypeScript front ends:
+//   import type { AppRouter, Agent } from "agent-management-sdk/client";
 // Types only. `npm run build` writes its declaration file with the router's
 // type spelled out (scripts/client-types.ts), so a front end type-checks it
 // with @trpc/server alone: nothing of the server (context, database,
 // express) comes along.
 import type { inferRouterError, inferRouterInputs, inferRouterOutputs } from "@trpc/server";
-import type { AppRouter } from "../modules/index.js";
+import type { AppRouter } from "../../../src/modules/index.js";
 
 export type { AppRouter };
 

@@ -1,0 +1,7 @@
+// The SDK's `./worker` entry: `createWorker` runs an agent's tasks through
+// leases, with nothing but fetch underneath (Node.js 20+, Deno, Bun).
+export { createWorker, type StopOptions, type Worker } from "./worker/create-worker.js";
+export { ApiError, NonRetryableError, type NonRetryableErrorOptions, TaskAbortedError } from "./worker/errors.js";
+export type { Listener, WorkerEvents } from "./worker/events.js";
+export type { AgentSelector, Handler, HandlerContext, WorkerOptions } from "./worker/options.js";
+export type { JsonValue, Lease, Task, TaskError, TaskStatus } from "./worker/types.js";
