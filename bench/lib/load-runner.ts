@@ -31,7 +31,9 @@ type Request = { method: "GET" | "POST" | "PUT"; path: string; headers?: Record<
 function nextRequest(): Request {
   switch (workload.kind) {
     case "get-one":
-      return { method: "GET", path: `/agents/${pick(ids)}`, headers: keyed };
+      return keyed
+        ? { method: "GET", path: `/agents/${pick(ids)}`, headers: keyed }
+        : { method: "GET", path: `/agents/${pick(ids)}` };
     case "path":
       return { method: "GET", path: workload.path };
     case "paths":
