@@ -28,6 +28,28 @@ const profilesDir = join(root, "bench/results/profiles");
 log("building the service (npm run build)");
 execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: "inherit" });
 
+/** `npm run api-key:create` on `databaseUrl`: a key of the default project that reads and writes agents. */
+function createApiKey(databaseUrl: string): string {
+  const out = execFileSync(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "src/cli/api-key-create.ts",
+      "--project",
+      "default",
+      "--name",
+      "bench",
+      "--scopes",
+      "agents:read,agents:write",
+    ],
+    { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: "utf8" },
+  );
+  const key = out.trim().split("\n").at(-1) ?? "";
+  if (!key.startsWith("amk_")) throw new Error(`api-key:create printed no key: ${out}`);
+  return key;
+}
+
 async function benchProvider(provider: Provider): Promise<ProviderReport> {
   const dbs = benchDatabases(provider);
   try {
@@ -70,11 +92,13 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
     await seeder.stop();
     // What autovacuum would do before long: without statistics PostgreSQL sorts (e) instead of walking the index.
     if (provider === "postgresql") await adminQuery("ANALYZE agents", template);
+    // A key of the default project for (a-key) and (c-key), made as a deployment bootstraps one.
+    const apiKey = createApiKey(template);
     const idsFile = join(dbs.dir, "ids.json");
     writeFileSync(idsFile, JSON.stringify(ids));
 
     const status = patched ? "running" : "idle";
-    const context = { dbs, template, idsFile, status, groups, options, logFile, log };
+    const context = { dbs, template, idsFile, apiKey, status, groups, options, logFile, log };
     // (j) runs on the seeded data, beside the others or alone (--scenarios j).
     const withWebhooks = options.scenarios.length === 0 || options.scenarios.includes("j");
     const webhooks = () => (withWebhooks && !options.profile ? webhookBench(context) : undefined);

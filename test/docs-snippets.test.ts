@@ -31,6 +31,7 @@ const pageSetups: Record<string, PageSetup> = {
   "README.md": { webhooks: true },
   "docs/api/auth.md": { env: { AUTH_POLICY: "writes", API_KEYS: "key-one,key-two" } },
   "docs/api/data.md": { sampleData: true },
+  "docs/api/projects.md": { env: { AUTH_POLICY: "all" } },
   "docs/api/webhooks.md": { webhooks: true },
   "docs/http.md": { env: { RATE_LIMIT_PER_MINUTE: "100", CORS_ORIGINS: "https://app.example.com" } },
   "docs/operations.md": { env: { METRICS_TOKEN: "docs-metrics-token-0123456789abcdef" } },

@@ -22,6 +22,8 @@ export interface BenchOptions {
   scenarios: string[];
   /** Agents seeded through the API. */
   agents: number;
+  /** Agents (and tasks) of the lists' database, scenarios (k) and (l) and the plans: a million unless a smoke run says less. */
+  listRows: number;
 }
 
 function positiveNumber(raw: string | undefined, fallback: number, name: string): number {
@@ -43,6 +45,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       "no-growth": { type: "boolean", default: false },
       profile: { type: "boolean", default: false },
       scenarios: { type: "string", default: "" },
+      "list-rows": { type: "string" },
     },
   });
   const quick = values.quick === true;
@@ -59,6 +62,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     profile: values.profile === true,
     scenarios: values.scenarios.split(",").filter(Boolean),
     agents: 10_000,
+    listRows: Math.floor(positiveNumber(values["list-rows"], 1_000_000, "list-rows")),
   };
 }
 

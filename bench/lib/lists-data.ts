@@ -3,7 +3,7 @@
 import Database from "better-sqlite3";
 import { adminQuery, type Provider } from "./databases.js";
 
-export const listRows = 1_000_000;
+export const defaultListRows = 1_000_000;
 /** Agents whose metadata matches (l)'s filter `metadata[tier]=gold`: 1%. */
 export const goldEvery = 100;
 /** The agents the tasks belong to; the first holds most of them. */
@@ -18,7 +18,7 @@ const tierSql = (g: string) =>
  * `listRows` agents one millisecond apart, 10% running, each with metadata
  * {tier, shard}; `listRows` tasks, 91% on the first agent, with {tier}.
  */
-export async function seedLists(provider: Provider, url: string): Promise<void> {
+export async function seedLists(provider: Provider, url: string, listRows = defaultListRows): Promise<void> {
   if (provider === "postgresql") {
     const at = "timestamp '2026-01-01' + g * interval '1 millisecond'";
     const statements = [
@@ -65,7 +65,7 @@ export async function seedLists(provider: Provider, url: string): Promise<void> 
   const batch = 100_000;
   for (let from = 0; from < listRows; from += batch) {
     db.transaction(() => {
-      for (let g = from; g < from + batch; g++) {
+      for (let g = from; g < Math.min(from + batch, listRows); g++) {
         const at = `${new Date(start + g).toISOString().slice(0, 23)}+00:00`;
         const id = crypto.randomUUID();
         if (g < taskAgents) agentIds.push(id);

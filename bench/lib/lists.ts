@@ -5,13 +5,15 @@ import { join } from "node:path";
 import { migrateDatabase } from "../../src/db/migrations.js";
 import { agentList } from "../../src/modules/agents/sql.js";
 import { taskList } from "../../src/modules/tasks/sql.js";
+import { defaultProjectId } from "../../src/resources/acting.js";
 import { countStatement, type ListFilter, type ListSource, listStatement } from "../../src/resources/list-sql.js";
 import { encodeCursor } from "../../src/resources/lists.js";
 import type { BenchOptions } from "./args.js";
 import type { BenchDatabases } from "./databases.js";
-import { listLandmarks, listRows, seedLists } from "./lists-data.js";
+import { listLandmarks, seedLists } from "./lists-data.js";
 import { measure } from "./load.js";
 import { explain } from "./plans.js";
+import { projectFilterCost } from "./project-filter.js";
 import { root, startService } from "./targets.js";
 
 interface Context {
@@ -62,7 +64,8 @@ async function plans(ctx: Context, url: string, taskAgent: string) {
   const lines: string[] = [];
   const tally = { ordered: 0, sorted: 0, scan: 0, count: 0 };
   const sources: [string, ListSource, string | undefined][] = [
-    ["/agents", agentList, undefined],
+    // Every agent of the lists' database is in the default project.
+    ["/agents", agentList, defaultProjectId],
     ["/agents/{id}/tasks", taskList, taskAgent],
   ];
   for (const [path, source, scopeId] of sources) {
@@ -108,15 +111,17 @@ export async function listsBench(ctx: Context): Promise<string[]> {
   const { dbs, log } = ctx;
   const url = await dbs.fresh("lists");
   await migrateDatabase(url);
+  const listRows = ctx.options.listRows;
   log(`${dbs.provider} lists: seeding ${listRows} agents and ${listRows} tasks with metadata`);
   const seeding = Date.now();
-  await seedLists(dbs.provider, url);
+  await seedLists(dbs.provider, url, listRows);
   return listsBenchOn(ctx, url, (Date.now() - seeding) / 1000);
 }
 
 /** (k), (l) and the plans on a database `seedLists` filled. */
 export async function listsBenchOn(ctx: Context, url: string, seedSeconds: number): Promise<string[]> {
   const { dbs, options, log } = ctx;
+  const listRows = options.listRows;
   const { deep, taskAgent } = await listLandmarks(dbs.provider, url, listRows - 1000);
   const idsFile = join(dbs.dir, "lists-ids.json");
   writeFileSync(idsFile, "[]");
@@ -146,6 +151,7 @@ export async function listsBenchOn(ctx: Context, url: string, seedSeconds: numbe
     await target.stop();
   }
   const planned = await plans(ctx, url, taskAgent);
+  const filterCost = await projectFilterCost(dbs.provider, url, deep, listRows);
   const file = join(root, `bench/results/lists-plans-${dbs.provider}.md`);
   writeFileSync(
     file,
@@ -154,6 +160,7 @@ export async function listsBenchOn(ctx: Context, url: string, seedSeconds: numbe
       "",
       `Every shape of GET /agents and GET /agents/{id}/tasks (the busiest agent, ${Math.round((listRows * 10) / 11)} tasks), as the service prepares it: ${readings(planned)}. A count reads its whole range, through the index or the table, whichever the planner finds cheaper.`,
       "",
+      ...filterCost.lines,
       ...planned.lines,
     ].join("\n"),
   );
@@ -162,6 +169,7 @@ export async function listsBenchOn(ctx: Context, url: string, seedSeconds: numbe
   return [
     `(k)/(l) on ${listRows.toLocaleString("en")} agents (seeded in ${seedSeconds.toFixed(0)} s): first page ${row("b").rps.toFixed(0)} req/s (${row("b").cpu.toFixed(0)} µs CPU); (k) deep page by cursor ${row("k").rps.toFixed(0)} req/s (${row("k").cpu.toFixed(0)} µs), CPU ratio ${ratio("b", "k")}× (target ≤ 1.5×); (l) metadata[tier]=gold (1%) ${row("l").rps.toFixed(0)} req/s (${row("l").cpu.toFixed(0)} µs), CPU ratio ${ratio("b", "l")}× (target ≤ 3×); errors ${row("b").errors + row("k").errors + row("l").errors}.`,
     `List plans: ${readings(planned)}; every plan in bench/results/lists-plans-${dbs.provider}.md.`,
+    filterCost.note,
   ];
 }
 

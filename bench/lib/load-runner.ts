@@ -12,6 +12,8 @@ interface RunnerInput {
   workload: Workload;
   /** A JSON array of existing agent ids. */
   idsFile: string;
+  /** The project's API key a workload with `apiKey` sends. */
+  apiKey?: string;
 }
 
 const input = JSON.parse(process.argv[2] ?? "{}") as RunnerInput;
@@ -19,7 +21,8 @@ const { workload } = input;
 const ids = JSON.parse(readFileSync(input.idsFile, "utf8")) as string[];
 const pick = <T>(items: T[]) => items[Math.floor(Math.random() * items.length)] as T;
 const types = ["assistant", "worker", "supervisor"];
-const json = { "content-type": "application/json" };
+const keyed = "apiKey" in workload && workload.apiKey && input.apiKey ? { "x-api-key": input.apiKey } : undefined;
+const json = { "content-type": "application/json", ...keyed };
 let counter = 0;
 const createBody = () => JSON.stringify({ name: `bench-${process.pid}-${counter++}`, type: pick(types) });
 
@@ -28,7 +31,9 @@ type Request = { method: "GET" | "POST" | "PUT"; path: string; headers?: Record<
 function nextRequest(): Request {
   switch (workload.kind) {
     case "get-one":
-      return { method: "GET", path: `/agents/${pick(ids)}` };
+      return keyed
+        ? { method: "GET", path: `/agents/${pick(ids)}`, headers: keyed }
+        : { method: "GET", path: `/agents/${pick(ids)}` };
     case "path":
       return { method: "GET", path: workload.path };
     case "paths":

@@ -28,10 +28,19 @@ export interface LoadOptions {
   duration: number;
   /** A JSON file holding existing agent ids (too many for a command line). */
   idsFile: string;
+  /** A project's API key, for the workloads that send one. */
+  apiKey?: string;
 }
 
 function runner(url: string, workload: Workload, options: LoadOptions, duration: number) {
-  const input = JSON.stringify({ url, workload, connections: options.connections, duration, idsFile: options.idsFile });
+  const input = JSON.stringify({
+    url,
+    workload,
+    connections: options.connections,
+    duration,
+    idsFile: options.idsFile,
+    apiKey: options.apiKey,
+  });
   const child = spawn(process.execPath, ["--import", "tsx", join(root, "bench/lib/load-runner.ts"), input], {
     cwd: root,
     stdio: ["ignore", "pipe", "inherit"],

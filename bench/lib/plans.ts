@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import type { Arg, Statement } from "../../src/db/index.js";
 import { postgresArg, sqliteArg } from "../../src/db/values.js";
 import { agentList } from "../../src/modules/agents/sql.js";
+import { defaultProjectId } from "../../src/resources/acting.js";
 import { type ListFilter, listStatement } from "../../src/resources/list-sql.js";
 import { adminQuery, type Provider } from "./databases.js";
 
@@ -16,7 +17,8 @@ export interface QueryPlan {
 
 const base: ListFilter = { skip: 0, limit: 100, order: "asc", include_total: false };
 const agents = (filter: Partial<ListFilter>): [Statement, Arg[]] => {
-  const { statement, args } = listStatement(agentList, { ...base, ...filter });
+  // The bench's agents are all in the default project.
+  const { statement, args } = listStatement(agentList, { ...base, scopeId: defaultProjectId, ...filter });
   return [statement, args];
 };
 const lists: [string, Statement, Arg[]][] = [

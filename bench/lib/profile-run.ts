@@ -29,7 +29,12 @@ export async function profileRuns(
     const result = await measure(
       target,
       scenario.workload,
-      { connections: ctx.options.connections, duration: ctx.options.duration, idsFile: ctx.idsFile },
+      {
+        connections: ctx.options.connections,
+        duration: ctx.options.duration,
+        idsFile: ctx.idsFile,
+        apiKey: ctx.apiKey,
+      },
       0,
     );
     await target.stop();

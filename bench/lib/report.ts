@@ -97,6 +97,20 @@ export function checkTargets(provider: string, rows: ScenarioRow[], growth: Grow
       value: `${value.toFixed(2)}×`,
     });
   }
+  // A project's API key costs little beside an anonymous request: within 10% of it.
+  for (const key of ["a", "c"]) {
+    const anonymous = row(key)?.service;
+    const keyed = row(`${key}-key`)?.service;
+    if (!anonymous || !keyed) continue;
+    const value = keyed.rps / anonymous.rps;
+    checks.push({
+      kind: "ratio",
+      scenario: `${key}-key`,
+      target: `(${key}-key) with an API key ≥ 0.9× (${key}) anonymous`,
+      met: value >= 0.9,
+      value: value.toFixed(2),
+    });
+  }
   for (const key of ["a", "d"]) {
     const s = row(key)?.service;
     if (s)

@@ -12,6 +12,8 @@ export interface RunContext {
   /** The database seeded through the API; each run starts on a copy. */
   template: string;
   idsFile: string;
+  /** An API key of the default project made in the template (agents:read, agents:write), for (a-key) and (c-key). */
+  apiKey?: string;
   status: string;
   groups: DataGroupPaths;
   options: BenchOptions;
@@ -67,7 +69,7 @@ export async function runRounds(ctx: RunContext) {
         const result = await measure(
           target,
           scenario.workload,
-          { connections: options.connections, duration: options.duration, idsFile: ctx.idsFile },
+          { connections: options.connections, duration: options.duration, idsFile: ctx.idsFile, apiKey: ctx.apiKey },
           options.warmup,
         );
         log(

@@ -1,8 +1,8 @@
 /** What the load generator sends; `ids` and data-group parameters are filled in per run. */
 export type Workload =
-  | { kind: "get-one" }
+  | { kind: "get-one"; apiKey?: true }
   | { kind: "path"; path: string }
-  | { kind: "create" }
+  | { kind: "create"; apiKey?: true }
   | { kind: "mix" }
   | { kind: "paths"; paths: string[] };
 
@@ -17,6 +17,14 @@ export interface Scenario {
 
 export const agentScenarios = (status: string): Scenario[] => [
   { key: "a", title: "GET /agents/{id}", workload: { kind: "get-one" }, baseline: true, read: true },
+  // (a) and (c) again with a project's API key (X-API-Key): what judging a key costs beside an anonymous request.
+  {
+    key: "a-key",
+    title: "GET /agents/{id} with an API key",
+    workload: { kind: "get-one", apiKey: true },
+    baseline: false,
+    read: true,
+  },
   {
     key: "b",
     title: "GET /agents?limit=100",
@@ -40,7 +48,14 @@ export const agentScenarios = (status: string): Scenario[] => [
   },
   // Writes last, so every read scenario sees exactly the seeded data.
   { key: "c", title: "POST /agents", workload: { kind: "create" }, baseline: true, read: false },
+  {
+    key: "c-key",
+    title: "POST /agents with an API key",
+    workload: { kind: "create", apiKey: true },
+    baseline: false,
+    read: false,
+  },
   { key: "f", title: "80% reads / 20% writes", workload: { kind: "mix" }, baseline: true, read: false },
 ];
 
-export const reportOrder = ["a", "b", "c", "d", "e", "f", "g1", "g2"];
+export const reportOrder = ["a", "a-key", "b", "c", "c-key", "d", "e", "f", "g1", "g2"];

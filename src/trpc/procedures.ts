@@ -101,13 +101,16 @@ const honoursIdempotencyKey = t.middleware(async ({ ctx, meta, path, type, getRa
   if (key === undefined) return next();
   const keyedMeta = meta as Meta;
   const input = await getRawInput();
+  const { kind, actor } = ctx.principal;
+  const keyHolder = kind === "apiKey" && actor.type === "api_key" ? actor.id : null;
   const result = await idempotent({
     db: ctx.db,
     config: ctx.config,
     logger: ctx.logger,
     requestId: ctx.requestId,
     key,
-    requester: `${ctx.principal.projectId} ${ctx.requester()}`,
+    // A key made through the API has keys of its own, whatever address it is sent from.
+    requester: `${ctx.principal.projectId} ${keyHolder ? `key:${keyHolder}` : ctx.requester()}`,
     operation: path,
     input,
     mode: keyedMeta.idempotency ?? "claim-first",

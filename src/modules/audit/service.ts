@@ -100,19 +100,27 @@ export const auditService = {
   },
 };
 
+/**
+ * Deletes the entries that occurred before `cutoff`, in batches of a few
+ * hundred, each its own statement, with a pause between them (until `stop`
+ * says so); the number deleted.
+ */
+export async function purgeAuditEvents(db: Database, cutoff: Date, stop: () => boolean = () => false): Promise<number> {
+  let purged = 0;
+  for (;;) {
+    const deleted = await db.run(statements.purge, [cutoff, PURGE_BATCH]);
+    purged += deleted;
+    if (deleted < PURGE_BATCH || stop()) return purged;
+    await sleep(PURGE_PAUSE_MS);
+  }
+}
+
 /** Deletes entries older than `retentionMs`, in small batches, every minute, until `stop`. */
 export function startAuditPurge({ db, retentionMs, logger }: { db: Database; retentionMs: number; logger: Logger }) {
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
   const purge = async () => {
-    const cutoff = new Date(Date.now() - retentionMs);
-    let purged = 0;
-    for (;;) {
-      const deleted = await db.run(statements.purge, [cutoff, PURGE_BATCH]);
-      purged += deleted;
-      if (deleted < PURGE_BATCH || stopped) break;
-      await sleep(PURGE_PAUSE_MS);
-    }
+    const purged = await purgeAuditEvents(db, new Date(Date.now() - retentionMs), () => stopped);
     if (purged > 0) logger.debug({ purged }, "audit entries past retention purged");
   };
   const timer = setInterval(() => {

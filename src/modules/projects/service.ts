@@ -4,6 +4,7 @@ import { AppError, notFound } from "../../errors.js";
 import type { KeptAnswer } from "../../idempotency/kept-answer.js";
 import { type Acting, defaultProjectId } from "../../resources/acting.js";
 import { isUuid } from "../../resources/schemas.js";
+import { apiKeyStatements, apiKeysChannel } from "../api-keys/sql.js";
 import { auditService } from "../audit/service.js";
 import type { MemberOut, ProjectOut, ProjectWithRoleOut } from "./schemas.js";
 import { type MemberRow, memberStatements, type ProjectRow, projectStatements } from "./sql.js";
@@ -130,6 +131,9 @@ export const projectsService = {
         throw new AppError("conflict", "The project still has agents: delete them first", { reason: "has_agents" });
       }
       await tx.run(projectStatements.delete, [project.id]);
+      // Its keys went with it: every instance forgets the keys it remembers, as for a revocation.
+      await tx.run(apiKeyStatements.bumpGeneration, []);
+      await tx.notify(apiKeysChannel, project.id);
       await auditService.record(
         tx,
         acting,
