@@ -1,12 +1,12 @@
 import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "./helpers/app.js";
+import { productionOverloadSettings, startTestApp, type TestApp } from "./helpers/app.js";
 
 // Overload is requests waiting longer than the service promises, or the event
 // loop saturated by concurrent work; one client at a time is neither, however
 // fast it goes. The production defaults of the overload settings are set
 // here (the test app turns them off otherwise, see ./helpers/app.ts).
-const productionAdmission = { MAX_QUEUE_MS: "50", MAX_EVENT_LOOP_DELAY_MS: "200" };
+const productionAdmission = productionOverloadSettings();
 
 let app: TestApp | undefined;
 afterEach(async () => {

@@ -1,5 +1,6 @@
 import { Agent, request } from "node:http";
 import { describe, expect, it } from "vitest";
+import { productionOverloadSettings } from "./helpers/app.js";
 import { servicesOnTestDatabase } from "./helpers/service.js";
 
 // Two processes on one database (WEB_CONCURRENCY=2; on SQLite they take
@@ -7,7 +8,7 @@ import { servicesOnTestDatabase } from "./helpers/service.js";
 // so every request is served. The overload settings keep their production
 // defaults (the helper turns them off otherwise). Each connection sends
 // its next create once answered, for a few seconds; only the statuses count.
-const { start } = servicesOnTestDatabase({ MAX_QUEUE_MS: "50", MAX_EVENT_LOOP_DELAY_MS: "200" });
+const { start } = servicesOnTestDatabase(productionOverloadSettings());
 const connections = 32;
 const runMs = 4000;
 

@@ -37,11 +37,16 @@ const windowMs = 1000;
  *   while the requests queue in the sockets. A connection that closed
  *   waits for nothing, so one client sending request after request, each
  *   on a new connection, is one connection at a time and never refused.
+ *   Connections no more than `held` (the slots and the line) can each
+ *   wait there, seen by the line's deadline, and are never counted as a
+ *   flood: with few connections, requests read per millisecond say how
+ *   often they send, not how fast they are served (an idle service would
+ *   seem to keep its few clients waiting for seconds).
  * - or the loop was late by more than `maxDelayMs` on the last two checks
  *   (work beside the requests keeps it busy; one long task, a first
  *   request warming up, is one late check, not two).
  */
-function loopSaturation(promiseMs: number, maxDelayMs: number) {
+function loopSaturation(promiseMs: number, maxDelayMs: number, held: number) {
   let saturated = false;
   let lateBefore = false;
   let expected = performance.now() + tickMs;
@@ -74,7 +79,7 @@ function loopSaturation(promiseMs: number, maxDelayMs: number) {
     const late = now - expected > maxDelayMs;
     const connections = Math.max(current.size, previous.size);
     const perMs = (read + readBefore) / (now - windowStart + (readBefore > 0 ? windowMs : 0));
-    const waitMs = connections > 0 ? connections / perMs : 0;
+    const waitMs = connections > held ? connections / perMs : 0;
     saturated = busy && (waitMs > promiseMs || (late && lateBefore));
     lateBefore = late;
     last = use;
@@ -187,7 +192,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
   let inFlight = 0;
   let longPolls = 0;
   const line: Waiter[] = [];
-  const loop = loopSaturation(limits.maxQueueMs, limits.maxEventLoopDelayMs);
+  const loop = loopSaturation(limits.maxQueueMs, limits.maxEventLoopDelayMs, maxInFlight + limits.maxQueued);
   const turn = loopTurn(serveWaiters);
   // Without a line to wait in, a request is never held back for a later turn.
   const turnAllows = () => limits.maxQueueMs === 0 || turn.allows();
