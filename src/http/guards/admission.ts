@@ -11,13 +11,11 @@ export interface LoadLimits {
   maxQueued: number;
   /** How long a request may wait for a slot before it is refused. */
   maxQueueMs: number;
-  /** How late the event loop may run, turn after turn, while it is busy all the time. */
-  maxEventLoopDelayMs: number;
   /** Long polls waiting at once; they hold no request slot. */
   maxLongPolls: number;
 }
 
-/** How often the event loop's punctuality and utilisation are checked. */
+/** How often the event loop's utilisation is checked. */
 const tickMs = 25;
 /** The share of time the loop is busy from which it counts as saturated. */
 const saturatedUtilisation = 0.9;
@@ -26,30 +24,28 @@ const windowMs = 1000;
 
 /**
  * Whether the event loop is saturated by concurrent work: busy more than
- * 90% of the time since the last check (every 25 ms), and either
- * - a request would wait longer than `promiseMs` in its socket: the
- *   connections with requests (those that sent one in the last second or
- *   so and are still open) over the requests read per millisecond in that
- *   time (Little's law, as each connection sends its next request once
- *   answered). A request waits in its socket until the loop's turn reaches
- *   it, unseen by any count of slots: a SQLite read is short and
- *   synchronous, so under a flood of connections no slot is held for long
- *   while the requests queue in the sockets. A connection that closed
- *   waits for nothing, so one client sending request after request, each
- *   on a new connection, is one connection at a time and never refused.
- *   Connections no more than `held` (the slots and the line) can each
- *   wait there, seen by the line's deadline, and are never counted as a
- *   flood: with few connections, requests read per millisecond say how
- *   often they send, not how fast they are served (an idle service would
- *   seem to keep its few clients waiting for seconds).
- * - or the loop was late by more than `maxDelayMs` on the last two checks
- *   (work beside the requests keeps it busy; one long task, a first
- *   request warming up, is one late check, not two).
+ * 90% of the time since the last check (every 25 ms), while a request
+ * would wait longer than `promiseMs` in its socket. That wait is the
+ * connections with requests (those that sent one in the last second or so
+ * and are still open) over the requests read per millisecond in that time
+ * (Little's law, as each connection sends its next request once answered).
+ * A request waits in its socket until the loop's turn reaches it, unseen by
+ * any count of slots: a SQLite read is short and synchronous, so under a
+ * flood of connections no slot is held for long while the requests queue
+ * in the sockets. Refusing sends clients away for a while, so the loop gets
+ * idle time back at once.
+ * - A connection that closed waits for nothing: one client sending request
+ *   after request, each on a new connection, is one connection at a time.
+ * - No more connections than `held` (the slots and the line) can each wait
+ *   there, seen by the line's deadline, and are never a flood: with few
+ *   connections, requests read per millisecond say how often they send, not
+ *   how fast they are served.
+ * - A loop that is merely late (a machine short of CPU, one long task) is
+ *   not overload: lateness alone refused a single client's requests on a
+ *   loaded machine.
  */
-function loopSaturation(promiseMs: number, maxDelayMs: number, held: number) {
+function loopSaturation(promiseMs: number, held: number) {
   let saturated = false;
-  let lateBefore = false;
-  let expected = performance.now() + tickMs;
   let last = performance.eventLoopUtilization();
   // Connections with requests, and requests read, in the window under way and the one before.
   let current = new Set<Socket>();
@@ -76,14 +72,10 @@ function loopSaturation(promiseMs: number, maxDelayMs: number, held: number) {
     roll(now);
     const use = performance.eventLoopUtilization();
     const busy = performance.eventLoopUtilization(use, last).utilization > saturatedUtilisation;
-    const late = now - expected > maxDelayMs;
+    last = use;
     const connections = Math.max(current.size, previous.size);
     const perMs = (read + readBefore) / (now - windowStart + (readBefore > 0 ? windowMs : 0));
-    const waitMs = connections > held ? connections / perMs : 0;
-    saturated = busy && (waitMs > promiseMs || (late && lateBefore));
-    lateBefore = late;
-    last = use;
-    expected = now + tickMs;
+    saturated = busy && connections > held && connections / perMs > promiseMs;
     setTimeout(tick, tickMs).unref();
   };
   setTimeout(tick, tickMs).unref();
@@ -192,7 +184,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
   let inFlight = 0;
   let longPolls = 0;
   const line: Waiter[] = [];
-  const loop = loopSaturation(limits.maxQueueMs, limits.maxEventLoopDelayMs, maxInFlight + limits.maxQueued);
+  const loop = loopSaturation(limits.maxQueueMs, maxInFlight + limits.maxQueued);
   const turn = loopTurn(serveWaiters);
   // Without a line to wait in, a request is never held back for a later turn.
   const turnAllows = () => limits.maxQueueMs === 0 || turn.allows();
