@@ -93,49 +93,6 @@ function loopSaturation(promiseMs: number, held: number) {
   };
 }
 
-/** Time a turn of the event loop may spend starting requests before the rest wait for the next turn. */
-const turnBudgetMs = 1;
-/** Requests a turn may start whatever their time, so a few slow ones (a write waiting for SQLite's lock) are not held back. */
-const turnFreeStarts = 8;
-
-/**
- * Whether the current turn of the event loop may start one more request.
- * Kept because the simpler rule failed the chaos suite's overload scenario
- * (2,500 connections of GETs on SQLite): without it, the admitted p99 was
- * 4.8 s and 2,746 requests went unanswered for 5 s, with the loop never
- * late enough to count as saturated. Node accepts one new connection per
- * turn of its loop (libuv accepts once per readiness of the listening
- * socket), so turns that each serve hundreds of ready sockets leave new
- * connections in the kernel's accept queue for seconds. Starting only about
- * a millisecond of requests per turn, the rest waiting in line for the
- * next, keeps turns short, so connections are accepted, and sends the
- * excess of a flood to the line's bound, which refuses it at once. A turn
- * starts with the first request it starts and ends in its check phase
- * (`setImmediate`), where `onEnd` starts the held-back requests.
- */
-function loopTurn(onEnd: () => void) {
-  let start = -1;
-  let starts = 0;
-  const end = () => {
-    start = -1;
-    onEnd();
-  };
-  return {
-    /** Whether a request may start now; if so, it is counted. */
-    allows(): boolean {
-      const now = performance.now();
-      if (start < 0) {
-        start = now;
-        starts = 0;
-        setImmediate(end);
-      }
-      if (starts >= turnFreeStarts && now - start >= turnBudgetMs) return false;
-      starts++;
-      return true;
-    },
-  };
-}
-
 /**
  * Slots per process when MAX_IN_FLIGHT is unset. PostgreSQL: twice pg's
  * default pool of 10, so a connection is never idle while a request is
@@ -185,26 +142,20 @@ export function admission(limits: LoadLimits, provider: Provider) {
   let longPolls = 0;
   const line: Waiter[] = [];
   const loop = loopSaturation(limits.maxQueueMs, maxInFlight + limits.maxQueued);
-  const turn = loopTurn(serveWaiters);
-  // Without a line to wait in, a request is never held back for a later turn.
-  const turnAllows = () => limits.maxQueueMs === 0 || turn.allows();
 
   const enter = (res: ServerResponse) => {
     inFlight++;
     res.once("close", release);
   };
+  /** A freed slot goes to the longest waiter still there. */
   function release() {
     inFlight--;
-    serveWaiters();
-  }
-  /** Free slots go to the longest waiters still there, while this turn has time left. */
-  function serveWaiters() {
-    while (line.length > 0 && inFlight < maxInFlight && turnAllows()) {
-      const waiter = line.shift() as Waiter;
+    for (let waiter = line.shift(); waiter; waiter = line.shift()) {
       clearTimeout(waiter.timer);
       if (gone(waiter.res)) continue;
       enter(waiter.res);
       waiter.admitted(undefined);
+      return;
     }
   }
   const wait = (res: ServerResponse) =>
@@ -224,7 +175,7 @@ export function admission(limits: LoadLimits, provider: Provider) {
     /** Counts the request in until its response closes, once a slot is free; or the refusal. */
     admit(res: ServerResponse): Admission {
       if (loop.saturated(res.socket) || gone(res)) return shed();
-      if (inFlight < maxInFlight && line.length === 0 && turnAllows()) {
+      if (inFlight < maxInFlight && line.length === 0) {
         enter(res);
         return undefined;
       }
