@@ -82,7 +82,7 @@ const envSchema = z
     MAX_CONNECTIONS_PER_CLIENT: optional(z.coerce.number().int().min(0).default(128)),
     MAX_IN_FLIGHT: optional(z.coerce.number().int().min(1).optional()),
     MAX_QUEUED: optional(z.coerce.number().int().min(0).default(64)),
-    MAX_QUEUE_MS: optional(z.coerce.number().int().min(0).max(60_000).default(250)),
+    MAX_QUEUE_MS: optional(z.coerce.number().int().min(0).max(60_000).default(50)),
     MAX_LONG_POLLS: optional(z.coerce.number().int().min(0).default(1000)),
     TRPC_MAX_BATCH_SIZE: optional(z.coerce.number().int().min(1).max(1000).default(20)),
     SHUTDOWN_GRACE_SECONDS: optional(z.coerce.number().positive().max(3600).default(10)),

@@ -97,10 +97,14 @@ function loopSaturation(promiseMs: number, held: number) {
  * Slots per process when MAX_IN_FLIGHT is unset. PostgreSQL: twice pg's
  * default pool of 10, so a connection is never idle while a request is
  * between two queries, and no request waits in the pool's own unbounded
- * queue for long. SQLite: one writer and one reader connection, synchronous,
- * so a few requests at once keep both busy and more would only wait.
+ * queue for long. SQLite: reads are synchronous, so they hold a slot only
+ * for their own turn of the loop; a write holds one while it waits for the
+ * write lock without using the loop, and the writes waiting together share
+ * one commit. With 8, two processes taking turns at the lock under 32
+ * connections of creates kept requests in line past MAX_QUEUE_MS (88 of
+ * about 1,900 refused); with 32, a few dozen clients never wait in line.
  */
-const defaultInFlight: Record<Provider, number> = { postgresql: 20, sqlite: 8 };
+const defaultInFlight: Record<Provider, number> = { postgresql: 20, sqlite: 32 };
 
 /** The client left (its body never came, or it hung up while waiting): its response will never close again. */
 const gone = (res: ServerResponse) => res.destroyed || !res.socket || res.socket.destroyed;
