@@ -39,7 +39,9 @@ const windowMs = 1000;
  * - No more connections than `held` (the slots and the line) can each wait
  *   there, seen by the line's deadline, and are never a flood: with few
  *   connections, requests read per millisecond say how often they send, not
- *   how fast they are served.
+ *   how fast they are served (without this floor, a service with two
+ *   clients and a loop kept busy by other work refused them: see
+ *   test/unavailable-formats.test.ts).
  * - A loop that is merely late (a machine short of CPU, one long task) is
  *   not overload: lateness alone refused a single client's requests on a
  *   loaded machine.
