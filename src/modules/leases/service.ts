@@ -279,8 +279,7 @@ export const leasesService = {
     if (request.agent_ids) {
       const ids = JSON.stringify(request.agent_ids);
       const found = new Set((await db.all(leaseStatements.existingAgents, [projectId, ids])).map((row) => row.id));
-      const unknown = request.agent_ids.filter((id) => !found.has(id));
-      if (unknown.length > 0) throw new AppError("not_found", "Agent not found", { agent_ids: unknown });
+      if (request.agent_ids.some((id) => !found.has(id))) throw agentNotFound();
     }
     // Listening before the first attempt, as for an agent's own lease.
     const watch = request.wait_seconds > 0 ? watchAll(db) : undefined;
