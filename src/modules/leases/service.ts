@@ -81,8 +81,6 @@ async function claim(
   answer: KeptAnswer | undefined,
   pool = false,
 ): Promise<Claimed> {
-  const now = new Date();
-  const expiresAt = new Date(now.getTime() + request.duration_seconds * 1000);
   return db.transaction(async (tx): Promise<Claimed> => {
     await tx.get(leaseStatements.lockAgent, [agentId]);
     const agent = await tx.get(leaseStatements.agentForClaim, [agentId, projectId]);
@@ -93,6 +91,10 @@ async function claim(
       counts.set(keyOf(row.concurrency_key), Number(row.running));
       total += Number(row.running);
     }
+    // The lease's time is taken once the count is read: after every finish the count saw, so the event log's
+    // times tell the running tasks at any instant as the claim saw them.
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + request.duration_seconds * 1000);
     if (agent.max_running !== null && total >= agent.max_running) return { agent };
     const perKey = agent.max_running_per_key;
     const heads = (await tx.all(leaseStatements.heads, [agentId, now, projectId]))
