@@ -116,7 +116,7 @@ const readings = ({
  * reads the whole tasks table (or, for a selector, the whole agents table)
  * is marked.
  */
-async function claimPlans(ctx: Context, url: string, taskAgent: string) {
+export async function claimPlans(ctx: Context, url: string, taskAgent: string) {
   const now = new Date("2026-01-02T00:00:00.000Z");
   const project = "00000000-0000-4000-8000-000000000000";
   const explained: [string, Statement, Arg[]][] = [
@@ -129,11 +129,20 @@ async function claimPlans(ctx: Context, url: string, taskAgent: string) {
     ],
     ["The agent's next run_at (leases_next_run_at)", leaseStatements.nextRunAt, [taskAgent, now, project]],
     [
-      "A pool lease's agents by agent_ids (leases_pool_agents)",
-      leaseStatements.poolAgents,
-      [project, JSON.stringify([taskAgent]), null, null, now],
+      "A pool lease's agents by agent_ids (leases_pool_agents_ids)",
+      leaseStatements.poolAgents.ids,
+      [project, now, JSON.stringify([taskAgent])],
     ],
-    ["A pool lease's agents by metadata", leaseStatements.poolAgents, [project, null, null, '{"tier":"gold"}', now]],
+    [
+      "A pool lease's agents by agent_type (leases_pool_agents_type)",
+      leaseStatements.poolAgents.type,
+      [project, now, "worker"],
+    ],
+    [
+      "A pool lease's agents by metadata (leases_pool_agents_metadata)",
+      leaseStatements.poolAgents.metadata,
+      [project, now, '{"tier":"gold"}'],
+    ],
   ];
   const lines = ["", "## The lease claim", ""];
   let unserved = 0;

@@ -8,7 +8,7 @@ import { recordEvents } from "../events/outbox.js";
 import { hasLiveLease, leaseEnd, released } from "../tasks/outcomes.js";
 import { tasksService } from "../tasks/service.js";
 import type { LeaseCreateBody, LeaseOut, PoolLeaseBody, PoolSelector } from "./schemas.js";
-import { type ClaimAgentRow, type HeadRow, leaseStatements, toLease } from "./sql.js";
+import { type ClaimAgentRow, type HeadRow, leaseStatements, type PoolSelectorKind, toLease } from "./sql.js";
 import { type AgentWatch, watchAgent, watchAll } from "./wake-ups.js";
 
 const leaseNotFound = () => notFound("Lease");
@@ -155,13 +155,12 @@ async function nextReadyAt(db: Database, projectId: string, agentId: string): Pr
   return row ? Date.parse(row.run_at) : undefined;
 }
 
-/** The selector as poolAgents takes it: the ids, type and metadata, NULL where not given. */
-function selectorArgs(selector: PoolSelector): [string | null, string | null, string | null] {
-  return [
-    selector.agent_ids ? JSON.stringify(selector.agent_ids) : null,
-    selector.agent_type ?? null,
-    selector.metadata ? JSON.stringify(selector.metadata) : null,
-  ];
+/** The pool's statement for the selector, and the selector's value. */
+function selected(selector: PoolSelector): [PoolSelectorKind, string | undefined] {
+  if (selector.agent_ids) return ["ids", JSON.stringify(selector.agent_ids)];
+  if (selector.agent_type) return ["type", selector.agent_type];
+  if (selector.metadata) return ["metadata", JSON.stringify(selector.metadata)];
+  return ["all", undefined];
 }
 
 /**
@@ -177,7 +176,12 @@ async function claimOfPool(
   request: PoolLeaseBody,
   answer: KeptAnswer | undefined,
 ): Promise<{ lease?: LeaseOut; next?: number }> {
-  const agents = await db.all(leaseStatements.poolAgents, [projectId, ...selectorArgs(request), new Date()]);
+  const [kind, value] = selected(request);
+  const now = new Date();
+  const agents = await db.all(
+    leaseStatements.poolAgents[kind],
+    value === undefined ? [projectId, now] : [projectId, now, value],
+  );
   const candidates = agents
     .filter((agent) => agent.top_priority !== null)
     .sort((a, b) => (b.top_priority as number) - (a.top_priority as number));

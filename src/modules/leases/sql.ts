@@ -39,9 +39,10 @@ const indexed = (index: string) => ({ sqlite: ` INDEXED BY ${index}`, postgresql
 function headsSql(provider: "sqlite" | "postgresql") {
   const by = indexed(byKeyIndex)[provider];
   const pending = "agent_id = $1 AND project_id = $3 AND status = 'pending'";
+  // Ordered as the index is (the key is fixed), so the walk is of that key's rows only, also for the NULL key.
   const head = (keyCondition: string) => `(SELECT t.id FROM tasks t${by}
       WHERE t.agent_id = $1 AND t.project_id = $3 AND ${keyCondition} AND ${ready("t")}
-      ORDER BY ${pickOrder("t")} LIMIT 1)`;
+      ORDER BY t.concurrency_key, ${pickOrder("t")} LIMIT 1)`;
   return `WITH RECURSIVE keys(k) AS (
       SELECT (SELECT concurrency_key FROM tasks${by} WHERE ${pending} AND concurrency_key IS NOT NULL
               ORDER BY concurrency_key LIMIT 1)
@@ -85,27 +86,42 @@ export interface PoolAgentRow {
   next_run_at: string | null;
 }
 
-// The selector's agents: the project's running ones, of the listed ids ($2, JSON array text), of a type ($3),
-// or with every metadata pair ($4, JSON object text); any left NULL does not narrow. In turn order: the one
-// whose task a pool lease took longest ago (or never) first.
-function poolAgentsSql(provider: "sqlite" | "postgresql") {
-  const ids = provider === "sqlite" ? "SELECT value FROM json_each($2)" : "SELECT jsonb_array_elements_text($2::jsonb)";
-  const pairs = provider === "sqlite" ? "json_each($4) j" : "jsonb_each_text($4::jsonb) j";
-  const cast = provider === "sqlite" ? "" : "::text";
+/** How a pool lease selects its agents (docs/api/leases.md): `$3` is the selector's value, as JSON text for a list or pairs. */
+export type PoolSelectorKind = "all" | "ids" | "type" | "metadata";
+
+// The selector's agents: the project's running ones (all of them, of the listed ids, of a type, or with
+// every metadata pair), each with its top ready priority and its next run_at, in turn order: the one whose
+// task a pool lease took longest ago (or never) first. One statement per kind of selector, so each is planned
+// for what it narrows by: the listed ids by primary key, the others within the project's running agents.
+function poolAgentsSql(provider: "sqlite" | "postgresql", kind: PoolSelectorKind) {
+  const ids = provider === "sqlite" ? "SELECT value FROM json_each($3)" : "SELECT jsonb_array_elements_text($3::jsonb)";
+  const pairs = provider === "sqlite" ? "json_each($3) j" : "jsonb_each_text($3::jsonb) j";
+  const narrow = {
+    all: "",
+    ids: ` AND a.id IN (${ids})`,
+    type: " AND a.type = $3",
+    metadata: ` AND NOT EXISTS (SELECT 1 FROM ${pairs} WHERE NOT EXISTS (
+        SELECT 1 FROM agent_metadata m WHERE m.agent_id = a.id AND m.key = j.key AND m.value = j.value))`,
+  }[kind];
   return `SELECT a.id,
       (SELECT t.priority FROM tasks t${indexed(nextIndex)[provider]}
-        WHERE t.agent_id = a.id AND t.project_id = $1 AND ${ready("t").replaceAll("$2", "$5")}
+        WHERE t.agent_id = a.id AND t.project_id = $1 AND ${ready("t")}
         ORDER BY ${pickOrder("t")} LIMIT 1) AS top_priority,
       (SELECT t.run_at FROM tasks t WHERE t.agent_id = a.id AND t.project_id = $1 AND t.status = 'pending'
-        AND (t.deadline_at IS NULL OR t.deadline_at > $5) ORDER BY t.run_at LIMIT 1) AS next_run_at
+        AND (t.deadline_at IS NULL OR t.deadline_at > $2) ORDER BY t.run_at LIMIT 1) AS next_run_at
     FROM agents a
-    WHERE a.project_id = $1 AND a.status = 'running'
-      AND ($2${cast} IS NULL OR a.id IN (${ids}))
-      AND ($3${cast} IS NULL OR a.type = $3)
-      AND ($4${cast} IS NULL OR NOT EXISTS (SELECT 1 FROM ${pairs} WHERE NOT EXISTS (
-        SELECT 1 FROM agent_metadata m WHERE m.agent_id = a.id AND m.key = j.key AND m.value = j.value)))
+    WHERE a.project_id = $1 AND a.status = 'running'${narrow}
     ORDER BY a.last_leased_at IS NOT NULL, a.last_leased_at, a.id`;
 }
+
+const poolAgents = (kind: PoolSelectorKind) =>
+  statement<PoolAgentRow, [projectId: string, now: Date] | [projectId: string, now: Date, selector: string]>(
+    `leases_pool_agents_${kind}`,
+    {
+      sqlite: poolAgentsSql("sqlite", kind),
+      postgresql: poolAgentsSql("postgresql", kind),
+    },
+  );
 
 export const leaseStatements = {
   /**
@@ -165,10 +181,12 @@ export const leaseStatements = {
     "UPDATE agents SET last_leased_at = $2 WHERE id = $1 AND project_id = $3",
   ),
   /** The running agents a pool lease's selector matches, in turn order, with their top ready priority. */
-  poolAgents: statement<
-    PoolAgentRow,
-    [projectId: string, agentIds: string | null, agentType: string | null, metadata: string | null, now: Date]
-  >("leases_pool_agents", { sqlite: poolAgentsSql("sqlite"), postgresql: poolAgentsSql("postgresql") }),
+  poolAgents: {
+    all: poolAgents("all"),
+    ids: poolAgents("ids"),
+    type: poolAgents("type"),
+    metadata: poolAgents("metadata"),
+  },
   /** Of the listed ids (JSON array text), those that name an agent of the project. */
   existingAgents: statement<{ id: string }, [projectId: string, agentIds: string]>("leases_existing_agents", {
     sqlite: "SELECT id FROM agents WHERE project_id = $1 AND id IN (SELECT value FROM json_each($2))",
