@@ -56,7 +56,10 @@ describe("cancelling a leased task", () => {
     expect(renewed.status).toBe(200);
     expect(renewed.body.task).toMatchObject({ status: "running", cancel_requested: true });
     // The renewal is not a change of the task: the version and updated_at the cancellation gave it.
-    expect(renewed.body.task).toEqual({ ...asked, lease: { ...lease.task.lease, expires_at: renewed.body.expires_at } });
+    expect(renewed.body.task).toEqual({
+      ...asked,
+      lease: { ...lease.task.lease, expires_at: renewed.body.expires_at },
+    });
     const got = await send<LeaseOut>(app, "GET", leasePath(agent.id, lease.id));
     expect(got.body.task.cancel_requested).toBe(true);
 
