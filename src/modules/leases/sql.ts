@@ -94,11 +94,18 @@ export type PoolSelectorKind = "all" | "ids" | "type" | "metadata";
 // task a pool lease took longest ago (or never) first. One statement per kind of selector, so each is planned
 // for what it narrows by: the listed ids by primary key, the others within the project's running agents.
 function poolAgentsSql(provider: "sqlite" | "postgresql", kind: PoolSelectorKind) {
-  const ids = provider === "sqlite" ? "SELECT value FROM json_each($3)" : "SELECT jsonb_array_elements_text($3::jsonb)";
   const pairs = provider === "sqlite" ? "json_each($3) j" : "jsonb_each_text($3::jsonb) j";
+  // The listed ids drive the join (each one primary-key lookup); the other kinds range over the project's
+  // running agents (agents_project_id_status_created_at_id_idx).
+  const from =
+    kind !== "ids"
+      ? "agents a"
+      : provider === "sqlite"
+        ? "json_each($3) AS listed CROSS JOIN agents a ON a.id = listed.value"
+        : "jsonb_array_elements_text($3::jsonb) AS listed(id) JOIN agents a ON a.id = listed.id";
   const narrow = {
     all: "",
-    ids: ` AND a.id IN (${ids})`,
+    ids: "",
     type: " AND a.type = $3",
     metadata: ` AND NOT EXISTS (SELECT 1 FROM ${pairs} WHERE NOT EXISTS (
         SELECT 1 FROM agent_metadata m WHERE m.agent_id = a.id AND m.key = j.key AND m.value = j.value))`,
@@ -109,7 +116,7 @@ function poolAgentsSql(provider: "sqlite" | "postgresql", kind: PoolSelectorKind
         ORDER BY ${pickOrder("t")} LIMIT 1) AS top_priority,
       (SELECT t.run_at FROM tasks t WHERE t.agent_id = a.id AND t.project_id = $1 AND t.status = 'pending'
         AND (t.deadline_at IS NULL OR t.deadline_at > $2) ORDER BY t.run_at LIMIT 1) AS next_run_at
-    FROM agents a
+    FROM ${from}
     WHERE a.project_id = $1 AND a.status = 'running'${narrow}
     ORDER BY a.last_leased_at IS NOT NULL, a.last_leased_at, a.id`;
 }
