@@ -57,6 +57,23 @@ function headsSql(provider: "sqlite" | "postgresql") {
     FROM heads JOIN tasks h ON h.id = heads.id`;
 }
 
+function runningSql(provider: "sqlite" | "postgresql") {
+  const by = indexed(byKeyIndex)[provider];
+  const running = "agent_id = $1 AND project_id = $2 AND status = 'running'";
+  return `WITH RECURSIVE keys(k) AS (
+      SELECT (SELECT concurrency_key FROM tasks${by} WHERE ${running} AND concurrency_key IS NOT NULL
+              ORDER BY concurrency_key LIMIT 1)
+      UNION ALL
+      SELECT (SELECT concurrency_key FROM tasks${by} WHERE ${running} AND concurrency_key > keys.k
+              ORDER BY concurrency_key LIMIT 1)
+      FROM keys WHERE keys.k IS NOT NULL)
+    SELECT k AS concurrency_key,
+      (SELECT COUNT(*) FROM tasks${by} WHERE ${running} AND concurrency_key = keys.k) AS running
+    FROM keys WHERE k IS NOT NULL
+    UNION ALL
+    SELECT NULL, (SELECT COUNT(*) FROM tasks${by} WHERE ${running} AND concurrency_key IS NULL)`;
+}
+
 // The lease, capped at the task's deadline; updated_at moves forward by at least 1 ms, as every write's does.
 const leaseColumns = `status = 'running', lease_id = $3, lease_worker = $4, lease_created_at = $2,
     lease_expires_at = CASE WHEN deadline_at IS NOT NULL AND deadline_at < $5 THEN deadline_at ELSE $5 END,
@@ -145,16 +162,17 @@ export const leaseStatements = {
     "leases_agent_for_claim",
     "SELECT status, max_running, max_running_per_key FROM agents WHERE id = $1 AND project_id = $2",
   ),
-  /** The agent's running tasks counted by key: one range of the (agent_id, status, concurrency_key, …) index. */
+  /**
+   * The agent's running tasks counted by key: its running keys walked as a
+   * loose scan of the (agent_id, status, concurrency_key, …) index, then each
+   * key's count, a range of the same index; the NULL key last (its count may
+   * be 0). Written so, the plan is the same whatever the statistics: the
+   * cost is the agent's running tasks, never its pending ones.
+   */
   runningByKey: statement<
     { concurrency_key: string | null; running: number | bigint | string },
     [agentId: string, projectId: string]
-  >("leases_running_by_key", {
-    sqlite: `SELECT concurrency_key, COUNT(*) AS running FROM tasks INDEXED BY ${byKeyIndex}
-        WHERE agent_id = $1 AND status = 'running' AND project_id = $2 GROUP BY concurrency_key`,
-    postgresql: `SELECT concurrency_key, COUNT(*) AS running FROM tasks
-        WHERE agent_id = $1 AND status = 'running' AND project_id = $2 GROUP BY concurrency_key`,
-  }),
+  >("leases_running_by_key", { sqlite: runningSql("sqlite"), postgresql: runningSql("postgresql") }),
   heads: statement<HeadRow, [agentId: string, now: Date, projectId: string]>("leases_heads", {
     sqlite: headsSql("sqlite"),
     postgresql: headsSql("postgresql"),
