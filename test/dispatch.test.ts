@@ -295,6 +295,41 @@ describe("pool leases: POST /leases", () => {
     expect(order).toEqual([...round, ...round, ...round]);
   });
 
+  it("one agent's backlog does not starve another's: 300 queued and 10, the ten all start before the first's 20th", async () => {
+    const [crowded] = await fleet(1, 300, { pool: "backlog" });
+    const [few] = await fleet(1, 10, { pool: "backlog" });
+    const order: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const answer = await pool({ metadata: { pool: "backlog" } });
+      expect(answer.status).toBe(201);
+      order.push(answer.body.agent_id);
+      await succeed(answer.body);
+    }
+    const lastOfFew = order.lastIndexOf((few as AgentOut).id);
+    const crowdedBefore = order.slice(0, lastOfFew).filter((id) => id === crowded?.id).length;
+    expect(order.filter((id) => id === few?.id)).toHaveLength(10);
+    expect(crowdedBefore).toBeLessThan(20);
+  });
+
+  it("an Idempotency-Key answers its retry with the same lease, leasing nothing more", async () => {
+    await fleet(1, 2, { pool: "kept" });
+    const key = `pool-${Date.now()}`;
+    const request = () =>
+      app.request("/leases", {
+        method: "POST",
+        json: { metadata: { pool: "kept" } },
+        headers: { "idempotency-key": key },
+      });
+    const first = await request();
+    expect(first.status).toBe(201);
+    const lease = (await first.json()) as LeaseOut;
+    const again = await request();
+    expect(again.status).toBe(201);
+    expect(await again.json()).toEqual(lease);
+    const { body: running } = await send<TaskOut[]>(app, "GET", `/agents/${lease.agent_id}/tasks?status=running`);
+    expect(running.map((task) => task.id)).toEqual([lease.task_id]);
+  });
+
   it("serves the highest priority across agents first", async () => {
     const [low, high] = await fleet(2, 2, { pool: "priority" });
     const urgent = await createTask(app, (high as AgentOut).id, { priority: 9 });
