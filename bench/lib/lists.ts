@@ -141,7 +141,7 @@ export async function claimPlans(ctx: Context, url: string, taskAgent: string) {
     [
       "A pool lease's agents by metadata (leases_pool_agents_metadata)",
       leaseStatements.poolAgents.metadata,
-      [project, now, '{"tier":"gold"}'],
+      [project, now, '{"tier":"gold"}', "tier", "gold"],
     ],
   ];
   const lines = ["", "## The lease claim", ""];

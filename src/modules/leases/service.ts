@@ -155,12 +155,13 @@ async function nextReadyAt(db: Database, projectId: string, agentId: string): Pr
   return row ? Date.parse(row.run_at) : undefined;
 }
 
-/** The pool's statement for the selector, and the selector's value. */
-function selected(selector: PoolSelector): [PoolSelectorKind, string | undefined] {
-  if (selector.agent_ids) return ["ids", JSON.stringify(selector.agent_ids)];
-  if (selector.agent_type) return ["type", selector.agent_type];
-  if (selector.metadata) return ["metadata", JSON.stringify(selector.metadata)];
-  return ["all", undefined];
+/** The pool's statement for the selector, and its values after the project and the time. */
+function selected(selector: PoolSelector): [PoolSelectorKind, string[]] {
+  if (selector.agent_ids) return ["ids", [JSON.stringify(selector.agent_ids)]];
+  if (selector.agent_type) return ["type", [selector.agent_type]];
+  const first = selector.metadata && Object.entries(selector.metadata)[0];
+  if (first) return ["metadata", [JSON.stringify(selector.metadata), ...first]];
+  return ["all", []];
 }
 
 /**
@@ -176,12 +177,8 @@ async function claimOfPool(
   request: PoolLeaseBody,
   answer: KeptAnswer | undefined,
 ): Promise<{ lease?: LeaseOut; next?: number }> {
-  const [kind, value] = selected(request);
-  const now = new Date();
-  const agents = await db.all(
-    leaseStatements.poolAgents[kind],
-    value === undefined ? [projectId, now] : [projectId, now, value],
-  );
+  const [kind, values] = selected(request);
+  const agents = await db.all(leaseStatements.poolAgents[kind], [projectId, new Date(), ...values]);
   const candidates = agents
     .filter((agent) => agent.top_priority !== null)
     .sort((a, b) => (b.top_priority as number) - (a.top_priority as number));

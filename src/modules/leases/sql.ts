@@ -103,23 +103,33 @@ export interface PoolAgentRow {
   next_run_at: string | null;
 }
 
-/** How a pool lease selects its agents (docs/api/leases.md): `$3` is the selector's value, as JSON text for a list or pairs. */
+/**
+ * How a pool lease selects its agents (docs/api/leases.md): `$3` is the
+ * selector's value, as JSON text for a list or pairs; for metadata, `$4` and
+ * `$5` its first pair.
+ */
 export type PoolSelectorKind = "all" | "ids" | "type" | "metadata";
 
 // The selector's agents: the project's running ones (all of them, of the listed ids, of a type, or with
 // every metadata pair), each with its top ready priority and its next run_at, in turn order: the one whose
 // task a pool lease took longest ago (or never) first. One statement per kind of selector, so each is planned
-// for what it narrows by: the listed ids by primary key, the others within the project's running agents.
+// for what it narrows by: the listed ids by primary key, metadata by its first pair's index range, a type
+// (or no selector) within the project's running agents.
 function poolAgentsSql(provider: "sqlite" | "postgresql", kind: PoolSelectorKind) {
   const pairs = provider === "sqlite" ? "json_each($3) j" : "jsonb_each_text($3::jsonb) j";
   // The listed ids drive the join (each one primary-key lookup); the other kinds range over the project's
   // running agents (agents_project_id_status_created_at_id_idx).
-  const from =
-    kind !== "ids"
-      ? "agents a"
-      : provider === "sqlite"
+  // A metadata selector: the first pair ($4, $5) drives, through the pairs' (project_id, key, value, …) index.
+  const from = {
+    all: "agents a",
+    type: "agents a",
+    ids:
+      provider === "sqlite"
         ? "json_each($3) AS listed CROSS JOIN agents a ON a.id = listed.value"
-        : "jsonb_array_elements_text($3::jsonb) AS listed(id) JOIN agents a ON a.id = listed.id";
+        : "jsonb_array_elements_text($3::jsonb) AS listed(id) JOIN agents a ON a.id = listed.id",
+    metadata: `agent_metadata f${indexed("agent_metadata_project_id_key_value_created_at_agent_id_idx")[provider]}
+      ${provider === "sqlite" ? "CROSS JOIN" : "JOIN"} agents a ON a.id = f.agent_id AND f.project_id = $1 AND f.key = $4 AND f.value = $5`,
+  }[kind];
   const narrow = {
     all: "",
     ids: "",
@@ -139,13 +149,10 @@ function poolAgentsSql(provider: "sqlite" | "postgresql", kind: PoolSelectorKind
 }
 
 const poolAgents = (kind: PoolSelectorKind) =>
-  statement<PoolAgentRow, [projectId: string, now: Date] | [projectId: string, now: Date, selector: string]>(
-    `leases_pool_agents_${kind}`,
-    {
-      sqlite: poolAgentsSql("sqlite", kind),
-      postgresql: poolAgentsSql("postgresql", kind),
-    },
-  );
+  statement<PoolAgentRow, [projectId: string, now: Date, ...selector: string[]]>(`leases_pool_agents_${kind}`, {
+    sqlite: poolAgentsSql("sqlite", kind),
+    postgresql: poolAgentsSql("postgresql", kind),
+  });
 
 export const leaseStatements = {
   /**
