@@ -84,7 +84,7 @@ async function claim(
   return db.transaction(async (tx): Promise<Claimed> => {
     await tx.get(leaseStatements.lockAgent, [agentId]);
     const agent = await tx.get(leaseStatements.agentForClaim, [agentId, projectId]);
-    if (!agent || agent.status !== "running") return { agent };
+    if (agent?.status !== "running") return { agent };
     const counts: Counts = new Map();
     let total = 0;
     for (const row of await tx.all(leaseStatements.runningByKey, [agentId, projectId])) {
