@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Database, Queryable } from "../../db/index.js";
+import type { Database, Queryable, Tx } from "../../db/index.js";
 import { AppError, notFound } from "../../errors.js";
 import type { KeptAnswer } from "../../idempotency/kept-answer.js";
 import { lostRace, nextUpdatedAt, retryLostRaces } from "../../resources/conditional-writes.js";
@@ -37,10 +37,13 @@ async function liveLease(db: Queryable, projectId: string, agentId: string, leas
  * agent's running tasks themselves, under a transaction-scoped advisory lock
  * of the agent (PostgreSQL) taken first, so each count sees every claim that
  * went before it (READ COMMITTED: each statement its own snapshot). What it
- * costs: one agent's claims take turns (each holds the lock for a few
- * statements); claims of other agents, task writes and finishes never wait
- * for it, and a finish frees its slot just by being committed. SQLite
- * serialises its writers already: the same statements need no lock there.
+ * costs: the claims of an agent with limits take turns (each holds the lock
+ * for a few statements). An agent without limits takes the lock shared: its
+ * claims go on at once (two on the same task: the second finds it taken and
+ * takes the next), yet a claim that finds limits just set waits for them.
+ * Claims of other agents, task writes and finishes never wait for it, and a
+ * finish frees its slot just by being committed. SQLite serialises its
+ * writers already: the same statements need no lock there.
  */
 
 type Counts = Map<string, number>;
@@ -81,53 +84,104 @@ async function claim(
   answer: KeptAnswer | undefined,
   pool = false,
 ): Promise<Claimed> {
-  return db.transaction(async (tx): Promise<Claimed> => {
-    await tx.get(leaseStatements.lockAgent, [agentId]);
-    const agent = await tx.get(leaseStatements.agentForClaim, [agentId, projectId]);
-    if (agent?.status !== "running") return { agent };
-    const counts: Counts = new Map();
-    let total = 0;
-    for (const row of await tx.all(leaseStatements.runningByKey, [agentId, projectId])) {
-      counts.set(keyOf(row.concurrency_key), Number(row.running));
-      total += Number(row.running);
-    }
-    // The lease's time is taken once the count is read: after every finish the count saw, so the event log's
-    // times tell the running tasks at any instant as the claim saw them.
-    const now = new Date();
-    const expiresAt = new Date(now.getTime() + request.duration_seconds * 1000);
-    if (agent.max_running !== null && total >= agent.max_running) return { agent };
-    const perKey = agent.max_running_per_key;
-    const heads = (await tx.all(leaseStatements.heads, [agentId, now, projectId]))
+  for (;;) {
+    const claimed = await db.transaction(async (tx): Promise<Claimed | "limited"> => {
+      // The lock's kind follows the limits as first read; read again once it is held, they decide.
+      const first = await tx.get(leaseStatements.agentForClaim, [agentId, projectId]);
+      const exclusive = limited(first);
+      await tx.get(exclusive ? leaseStatements.lockAgent : leaseStatements.lockAgentShared, [agentId]);
+      const agent = await tx.get(leaseStatements.agentForClaim, [agentId, projectId]);
+      if (agent?.status !== "running") return { agent };
+      // Limits set since the first read: again, under the exclusive lock.
+      if (!exclusive && limited(agent)) return "limited";
+      return claimWithin(tx, projectId, agentId, agent, request, answer, pool);
+    });
+    if (claimed !== "limited") return claimed;
+  }
+}
+
+const limited = (agent: ClaimAgentRow | undefined) =>
+  agent !== undefined && (agent.max_running !== null || agent.max_running_per_key !== null);
+
+/** The claim's work once its lock is held and the agent is running: count, pick, lease. */
+async function claimWithin(
+  tx: Tx,
+  projectId: string,
+  agentId: string,
+  agent: ClaimAgentRow,
+  request: LeaseCreateBody,
+  answer: KeptAnswer | undefined,
+  pool: boolean,
+): Promise<Claimed> {
+  const counts: Counts = new Map();
+  let total = 0;
+  for (const row of await tx.all(leaseStatements.runningByKey, [agentId, projectId])) {
+    counts.set(keyOf(row.concurrency_key), Number(row.running));
+    total += Number(row.running);
+  }
+  // The lease's time is taken once the count is read: after every finish the count saw, so the event log's
+  // times tell the running tasks at any instant as the claim saw them.
+  const now = new Date();
+  const expiresAt = new Date(now.getTime() + request.duration_seconds * 1000);
+  if (agent.max_running !== null && total >= agent.max_running) return { agent };
+  const perKey = agent.max_running_per_key;
+  const pick = async () =>
+    (await tx.all(leaseStatements.heads, [agentId, now, projectId]))
       .filter((head) => perKey === null || (counts.get(keyOf(head.concurrency_key)) ?? 0) < perKey)
       .sort(fairOrder(counts));
-    for (const head of heads) {
-      // No row: cancelled or deleted since the heads were read (never claimed: claims take turns). The next.
-      const row = await tx.get(leaseStatements.claim, [
-        agentId,
-        now,
-        randomUUID(),
-        request.worker ?? null,
-        expiresAt,
-        request.duration_seconds,
-        projectId,
-        head.id,
-      ]);
-      if (!row) continue;
-      const leased = toLease(row);
-      const { task } = leased;
-      const changes = { status: ["pending", "running"], lease: [null, task.lease] } as const;
-      await recordEvents(
-        tx,
-        projectId,
-        [{ type: "task.leased", agentId, taskId: task.id, data: { task, changes } }],
-        new Date(task.updated_at),
-      );
-      if (pool) await tx.run(leaseStatements.tookTurn, [agentId, now, projectId]);
-      await answer?.keep(tx, leased);
-      return { lease: leased, agent };
-    }
-    return { agent };
-  });
+  // Under a shared lock, claims at once may pick the same head: the one that comes second finds it taken and
+  // reads the heads again (a new snapshot, past the other's commit). Each such round another claim committed.
+  for (let round = 0; round < maxRounds; round++) {
+    const heads = await pick();
+    if (heads.length === 0) break;
+    const lease = await leaseFirst(tx, projectId, agentId, heads, now, expiresAt, request, answer, pool);
+    if (lease) return { lease, agent };
+  }
+  return { agent };
+}
+
+// Rounds of the pick a claim tries before answering that nothing is ready.
+const maxRounds = 100;
+
+/** Leases the first of `heads` still pending, with its task.leased event; undefined when every one was taken. */
+async function leaseFirst(
+  tx: Tx,
+  projectId: string,
+  agentId: string,
+  heads: HeadRow[],
+  now: Date,
+  expiresAt: Date,
+  request: LeaseCreateBody,
+  answer: KeptAnswer | undefined,
+  pool: boolean,
+): Promise<LeaseOut | undefined> {
+  for (const head of heads) {
+    // No row: taken by a claim at once (an agent without limits), or cancelled or deleted since. The next.
+    const row = await tx.get(leaseStatements.claim, [
+      agentId,
+      now,
+      randomUUID(),
+      request.worker ?? null,
+      expiresAt,
+      request.duration_seconds,
+      projectId,
+      head.id,
+    ]);
+    if (!row) continue;
+    const leased = toLease(row);
+    const { task } = leased;
+    const changes = { status: ["pending", "running"], lease: [null, task.lease] } as const;
+    await recordEvents(
+      tx,
+      projectId,
+      [{ type: "task.leased", agentId, taskId: task.id, data: { task, changes } }],
+      new Date(task.updated_at),
+    );
+    if (pool) await tx.run(leaseStatements.tookTurn, [agentId, now, projectId]);
+    await answer?.keep(tx, leased);
+    return leased;
+  }
+  return undefined;
 }
 
 /** A per-agent claim: the lease, undefined when none is ready; 404 for a missing agent, 409 for one not running. */

@@ -156,14 +156,23 @@ const poolAgents = (kind: PoolSelectorKind) =>
 
 export const leaseStatements = {
   /**
-   * PostgreSQL: the agent's claim lock, held to the end of the transaction
-   * (docs/api/leases.md). Claims of one agent take turns; claims of
-   * different agents, and every other write, do not wait for it. SQLite:
-   * nothing, its writers are serialised already.
+   * PostgreSQL: the agent's claim lock, exclusive, held to the end of the
+   * transaction (docs/api/leases.md): the claims of an agent with limits
+   * take turns. Claims of other agents, and every other write, do not wait
+   * for it. SQLite: nothing, its writers are serialised already.
    */
   lockAgent: statement<unknown, [agentId: string]>("leases_lock_agent", {
     sqlite: "SELECT $1 AS agent_id",
     postgresql: "SELECT pg_advisory_xact_lock(1818585971, hashtext($1))::text AS locked",
+  }),
+  /**
+   * The same lock, shared: the claims of an agent without limits go on at
+   * once, but a claim that finds limits set waits for them all to commit
+   * (and they for it), so its count sees every lease granted before it.
+   */
+  lockAgentShared: statement<unknown, [agentId: string]>("leases_lock_agent_shared", {
+    sqlite: "SELECT $1 AS agent_id",
+    postgresql: "SELECT pg_advisory_xact_lock_shared(1818585971, hashtext($1))::text AS locked",
   }),
   agentForClaim: statement<ClaimAgentRow, [agentId: string, projectId: string]>(
     "leases_agent_for_claim",
