@@ -29,6 +29,7 @@ describe("POST /agents", () => {
       updated_at: agent.created_at,
       version: 1,
       metadata: {},
+      concurrency: { max_running: null, max_running_per_key: null },
     });
   });
 

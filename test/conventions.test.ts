@@ -29,6 +29,7 @@ describe("request bodies", () => {
     expect(res.status).toBe(201);
     const agent = (await res.json()) as Record<string, unknown>;
     expect(Object.keys(agent).sort()).toEqual([
+      "concurrency",
       "created_at",
       "id",
       "metadata",

@@ -38,6 +38,7 @@ const agentData = (id: string): { agent: AgentOut } => ({
     updated_at: new Date().toISOString(),
     version: 1,
     metadata: {},
+    concurrency: { max_running: null, max_running_per_key: null },
   },
 });
 

@@ -35,6 +35,7 @@ const agentData = (id: string): { agent: AgentOut } => ({
     updated_at: "2026-11-25T22:39:57.123Z",
     version: 1,
     metadata: {},
+    concurrency: { max_running: null, max_running_per_key: null },
   },
 });
 

@@ -39,7 +39,7 @@ const finish = (lease: LeaseOut, body: Record<string, unknown>) =>
   send<TaskOut>(app, "PATCH", taskPath(lease.task), { lease_id: lease.id, ...body });
 
 describe("finishing through the lease", () => {
-  it("succeeded with a result: 200, the lease gone, one task.updated event", async () => {
+  it("succeeded with a result: 200, the lease gone, one task.succeeded event", async () => {
     const { agent, lease, events } = await leased();
     const answer = await finish(lease, { status: "succeeded", result: { pages: 42 } });
     expect(answer.status).toBe(200);
@@ -54,7 +54,7 @@ describe("finishing through the lease", () => {
     });
     expect(await events()).toEqual([
       {
-        type: "task.updated",
+        type: "task.succeeded",
         occurred_at: done.updated_at,
         task_id: done.id,
         data: {
@@ -143,7 +143,7 @@ describe("finishing through the lease", () => {
     });
     expect(await first.events()).toEqual([
       {
-        type: "task.updated",
+        type: "task.failed",
         occurred_at: noRetry.body.updated_at,
         task_id: noRetry.body.id,
         data: {

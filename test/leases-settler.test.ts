@@ -134,7 +134,7 @@ describe("a passed deadline", () => {
     });
     expect((await send(app, "GET", `/agents/${agent.id}/leases/${lease.id}`)).status).toBe(404);
     const log = await events();
-    expect(log.map((event) => event.type)).toEqual(["task.leased", "task.updated"]);
+    expect(log.map((event) => event.type)).toEqual(["task.leased", "task.failed"]);
     expect(log[1]?.data).toEqual({
       task: failed,
       changes: {

@@ -236,7 +236,7 @@ describe("GET /agents/{agent_id}/leases/{lease_id}", () => {
 });
 
 describe("PATCH /agents/{agent_id}/leases/{lease_id}", () => {
-  it("renews: expires_at = now + duration_seconds, version + 1, one task.updated event", async () => {
+  it("renews: expires_at = now + duration_seconds; no new version, updated_at kept, no event", async () => {
     const agent = await runningAgent(app);
     await createTask(app, agent.id);
     const lease = await takeLease(app, agent.id, { duration_seconds: 30 });
@@ -249,36 +249,34 @@ describe("PATCH /agents/{agent_id}/leases/{lease_id}", () => {
     const expires = Date.parse(renewed.expires_at);
     expect(expires).toBeGreaterThanOrEqual(before + seconds(120));
     expect(expires).toBeLessThanOrEqual(after + seconds(120));
-    expect(renewed.expires_at).toBe(plus(renewed.task.updated_at, seconds(120)));
     const taskLease = { id: lease.id, worker: null, expires_at: renewed.expires_at };
-    expect(renewed).toEqual({
-      ...lease,
-      expires_at: renewed.expires_at,
-      task: { ...lease.task, updated_at: renewed.task.updated_at, lease: taskLease, version: 3 },
-    });
-    expect(await events()).toEqual([
-      {
-        type: "task.updated",
-        occurred_at: renewed.task.updated_at,
-        task_id: lease.task_id,
-        data: { task: renewed.task, changes: { lease: [lease.task.lease, taskLease] } },
-      },
-    ]);
+    // A renewal is not a change of the task (docs/api/events.md): same version, same updated_at.
+    expect(renewed).toEqual({ ...lease, expires_at: renewed.expires_at, task: { ...lease.task, lease: taskLease } });
+    expect(renewed.task.version).toBe(2);
+    expect(await events()).toEqual([]);
+    expect((await send(app, "GET", leasePath(agent.id, lease.id))).body).toEqual(renewed);
   });
+
+  /** Renews the lease and checks expires_at is `duration` from the moment of the renewal. */
+  async function renewFor(agentId: string, leaseId: string, body: object, duration: number) {
+    const before = Date.now();
+    const renewed = await send<LeaseOut>(app, "PATCH", leasePath(agentId, leaseId), body);
+    const after = Date.now();
+    expect(renewed.status).toBe(200);
+    const expires = Date.parse(renewed.body.expires_at);
+    expect(expires).toBeGreaterThanOrEqual(before + seconds(duration));
+    expect(expires).toBeLessThanOrEqual(after + seconds(duration));
+    return renewed.body;
+  }
 
   it("without a duration, renews for the lease's own duration", async () => {
     const agent = await runningAgent(app);
     await createTask(app, agent.id);
     const lease = await takeLease(app, agent.id, { duration_seconds: 45 });
-    for (let i = 0; i < 2; i++) {
-      const renewed = await send<LeaseOut>(app, "PATCH", leasePath(agent.id, lease.id), {});
-      expect(renewed.status).toBe(200);
-      expect(renewed.body.expires_at).toBe(plus(renewed.body.task.updated_at, seconds(45)));
-    }
-    const longer = await send<LeaseOut>(app, "PATCH", leasePath(agent.id, lease.id), { duration_seconds: 600 });
-    const again = await send<LeaseOut>(app, "PATCH", leasePath(agent.id, lease.id), {});
-    expect(longer.body.expires_at).toBe(plus(longer.body.task.updated_at, seconds(600)));
-    expect(again.body.expires_at).toBe(plus(again.body.task.updated_at, seconds(600)));
+    for (let i = 0; i < 2; i++) await renewFor(agent.id, lease.id, {}, 45);
+    await renewFor(agent.id, lease.id, { duration_seconds: 600 }, 600);
+    const again = await renewFor(agent.id, lease.id, {}, 600);
+    expect(again.task.version).toBe(lease.task.version);
   });
 
   it("without a duration, renews for the lease's own duration even after the task changed mid-lease", async () => {
@@ -288,10 +286,8 @@ describe("PATCH /agents/{agent_id}/leases/{lease_id}", () => {
     // Long enough that the time left on the lease is no longer its duration.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await send(app, "PATCH", taskPath(task), { status: "cancelled" })).status).toBe(202);
-    const renewed = await send<LeaseOut>(app, "PATCH", leasePath(agent.id, lease.id), {});
-    expect(renewed.status).toBe(200);
-    expect(renewed.body.task.cancel_requested).toBe(true);
-    expect(renewed.body.expires_at).toBe(plus(renewed.body.task.updated_at, seconds(45)));
+    const renewed = await renewFor(agent.id, lease.id, {}, 45);
+    expect(renewed.task.cancel_requested).toBe(true);
   });
 
   it("is 400 for a bad duration and 404 for a lease that is gone; neither changes anything", async () => {

@@ -96,6 +96,7 @@ describe(`the ${testProvider} migration ${migration} on a database that holds ag
         updated_at: updatedAt,
         version: 1,
         metadata: {},
+        concurrency: { max_running: null, max_running_per_key: null },
       });
       const { items: tasks } = await tasksService.list(db, defaultProjectId, {
         agent_id: agentId,
@@ -125,6 +126,7 @@ describe(`the ${testProvider} migration ${migration} on a database that holds ag
           error: null,
           version: 1,
           metadata: {},
+          concurrency_key: null,
         })),
       );
       expect(JSON.stringify(tasks[0]?.input)).toBe('{"b":1,"a":[2]}');

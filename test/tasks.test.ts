@@ -51,6 +51,7 @@ describe("POST /agents/{agent_id}/tasks", () => {
       error: null,
       version: 1,
       metadata: {},
+      concurrency_key: null,
     });
     expect(await read(await app.request(`/agents/${agent.id}/tasks/${task.id}`))).toEqual(task);
   });
@@ -185,7 +186,7 @@ describe("one task: GET, PATCH, DELETE", () => {
   it("PATCH without a known field is 400", async () => {
     // docs/api/tasks.md, docs/api/leases.md, docs/http.md: the task fields, the scheduling fields, a worker's lease_id, and metadata.
     const knownFields =
-      "title, description, priority, status, result, max_attempts, run_at, deadline_at, lease_id, metadata";
+      "title, description, priority, status, result, max_attempts, run_at, deadline_at, lease_id, metadata, concurrency_key";
     const task = await createTask(app, agent.id);
     const path = `/agents/${agent.id}/tasks/${task.id}`;
     // input is set at creation only: it counts as unknown here.

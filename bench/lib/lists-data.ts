@@ -4,6 +4,8 @@ import Database from "better-sqlite3";
 import { adminQuery, type Provider } from "./databases.js";
 
 export const defaultListRows = 1_000_000;
+/** Tasks carry one of this many concurrency keys (every seventh none): the claim's fair pick walks them. */
+export const concurrencyKeys = 100;
 /** Agents whose metadata matches (l)'s filter `metadata[tier]=gold`: 1%. */
 export const goldEvery = 100;
 /** The agents the tasks belong to; the first holds most of them. */
@@ -28,10 +30,10 @@ export async function seedLists(provider: Provider, url: string, listRows = defa
        FROM generate_series(0, ${listRows - 1}) AS g`,
       `INSERT INTO agent_metadata (project_id, agent_id, key, value, created_at)
        SELECT a.project_id, a.id, m.key, m.value, a.created_at FROM agents a, json_each_text(a.metadata::json) m`,
-      `INSERT INTO tasks (id, project_id, agent_id, title, status, created_at, updated_at, run_at, metadata)
+      `INSERT INTO tasks (id, project_id, agent_id, title, status, created_at, updated_at, run_at, metadata, concurrency_key)
        SELECT md5('task' || g)::uuid::text, '00000000-0000-4000-8000-000000000000', md5('agent' || CASE WHEN g % 11 = 0 THEN g % ${taskAgents} ELSE 0 END)::uuid::text,
               'task-' || g, CASE WHEN g % 10 = 0 THEN 'running' ELSE 'pending' END, ${at}, ${at}, ${at},
-              json_build_object('tier', ${tierSql("g")})::text
+              json_build_object('tier', ${tierSql("g")})::text, CASE WHEN g % 7 = 0 THEN NULL ELSE 'key-' || (g % ${concurrencyKeys}) END
        FROM generate_series(0, ${listRows - 1}) AS g`,
       `INSERT INTO task_metadata (task_id, agent_id, key, value, created_at)
        SELECT t.id, t.agent_id, m.key, m.value, t.created_at FROM tasks t, json_each_text(t.metadata::json) m`,
@@ -54,8 +56,8 @@ export async function seedLists(provider: Provider, url: string, listRows = defa
     "INSERT INTO agent_metadata (project_id, agent_id, key, value, created_at) VALUES ('00000000-0000-4000-8000-000000000000', ?, ?, ?, ?)",
   );
   const task = db.prepare(
-    `INSERT INTO tasks (id, project_id, agent_id, title, status, created_at, updated_at, run_at, metadata)
-     VALUES (?, '00000000-0000-4000-8000-000000000000', ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO tasks (id, project_id, agent_id, title, status, created_at, updated_at, run_at, metadata, concurrency_key)
+     VALUES (?, '00000000-0000-4000-8000-000000000000', ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const taskPair = db.prepare(
     "INSERT INTO task_metadata (task_id, agent_id, key, value, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -82,7 +84,9 @@ export async function seedLists(provider: Provider, url: string, listRows = defa
         agentPair.run(id, "shard", shard, at);
         const taskId = crypto.randomUUID();
         const owner = agentIds[g % 11 === 0 ? g % taskAgents : 0] as string;
-        task.run(taskId, owner, `task-${g}`, g % 10 === 0 ? "running" : "pending", at, at, at, `{"tier":"${tier(g)}"}`);
+        const key = g % 7 === 0 ? null : `key-${g % concurrencyKeys}`;
+        const status = g % 10 === 0 ? "running" : "pending";
+        task.run(taskId, owner, `task-${g}`, status, at, at, at, `{"tier":"${tier(g)}"}`, key);
         taskPair.run(taskId, owner, "tier", tier(g), at);
       }
     })();

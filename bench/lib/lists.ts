@@ -2,15 +2,17 @@
 // agents and a million tasks with metadata (bench/lib/lists-data.ts).
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Arg, Statement } from "../../src/db/index.js";
 import { migrateDatabase } from "../../src/db/migrations.js";
 import { agentList } from "../../src/modules/agents/sql.js";
+import { leaseStatements } from "../../src/modules/leases/sql.js";
 import { taskList } from "../../src/modules/tasks/sql.js";
 import { defaultProjectId } from "../../src/resources/acting.js";
 import { countStatement, type ListFilter, type ListSource, listStatement } from "../../src/resources/list-sql.js";
 import { encodeCursor } from "../../src/resources/lists.js";
 import type { BenchOptions } from "./args.js";
 import type { BenchDatabases } from "./databases.js";
-import { listLandmarks, seedLists } from "./lists-data.js";
+import { concurrencyKeys, listLandmarks, seedLists } from "./lists-data.js";
 import { measure } from "./load.js";
 import { explain } from "./plans.js";
 import { projectFilterCost } from "./project-filter.js";
@@ -26,21 +28,26 @@ interface Context {
 const base: ListFilter = { skip: 0, limit: 100, order: "asc", include_total: false };
 const sample = encodeCursor({ createdAt: "2026-01-01T00:05:00.000Z", id: "80000000-0000-4000-8000-000000000000" });
 
-/** Every shape: status or not, 0–2 metadata pairs, created_after or not, a cursor or not, both orders. */
-function shapes(scopeId?: string): ListFilter[] {
+/**
+ * Every shape: status or not, 0–2 metadata pairs, created_after or not, a
+ * cursor or not, both orders; for tasks, with a concurrency_key or not.
+ */
+function shapes(scopeId?: string, columns: (string | undefined)[] = [undefined]): ListFilter[] {
   const filters: ListFilter[] = [];
-  for (const status of [undefined, "running"])
-    for (const metadata of [undefined, { tier: "gold" }, { tier: "gold", shard: "0" }] as ListFilter["metadata"][])
-      for (const created_after of [undefined, "2026-01-01T00:01:00.000Z"])
-        for (const after of [undefined, sample])
-          for (const order of ["asc", "desc"] as const)
-            filters.push({ ...base, scopeId, status, metadata, created_after, after, order });
+  for (const column of columns)
+    for (const status of [undefined, "running"])
+      for (const metadata of [undefined, { tier: "gold" }, { tier: "gold", shard: "0" }] as ListFilter["metadata"][])
+        for (const created_after of [undefined, "2026-01-01T00:01:00.000Z"])
+          for (const after of [undefined, sample])
+            for (const order of ["asc", "desc"] as const)
+              filters.push({ ...base, scopeId, status, column, metadata, created_after, after, order });
   return filters;
 }
 
 function request(path: string, filter: ListFilter): string {
   const query = [
     filter.status && `status=${filter.status}`,
+    filter.column && `concurrency_key=${filter.column}`,
     ...Object.entries(filter.metadata ?? {}).map(([key, value]) => `metadata[${key}]=${value}`),
     filter.created_after && `created_after=${filter.created_after}`,
     filter.after && "after=…",
@@ -63,13 +70,13 @@ function reading(plan: string): "ordered" | "sorted" | "scan" {
 async function plans(ctx: Context, url: string, taskAgent: string) {
   const lines: string[] = [];
   const tally = { ordered: 0, sorted: 0, scan: 0, count: 0 };
-  const sources: [string, ListSource, string | undefined][] = [
+  const sources: [string, ListSource, string | undefined, (string | undefined)[]][] = [
     // Every agent of the lists' database is in the default project.
-    ["/agents", agentList, defaultProjectId],
-    ["/agents/{id}/tasks", taskList, taskAgent],
+    ["/agents", agentList, defaultProjectId, [undefined]],
+    ["/agents/{id}/tasks", taskList, taskAgent, [undefined, "key-7"]],
   ];
-  for (const [path, source, scopeId] of sources) {
-    for (const filter of shapes(scopeId)) {
+  for (const [path, source, scopeId, columns] of sources) {
+    for (const filter of shapes(scopeId, columns)) {
       for (const [what, { statement, args }] of [
         ["page", listStatement(source, filter)],
         ["count", countStatement(source, filter)],
@@ -105,6 +112,51 @@ const readings = ({
   tally: { ordered: number; sorted: number; scan: number; count: number };
 }) =>
   `of ${ordered + sorted + scan} page shapes, ${ordered} read through indexes in list order, ${sorted} find their rows through indexes and sort them, ${scan} read a whole table (and ${count} counts)`;
+
+/**
+ * The lease claim's statements (docs/api/leases.md) on the busiest agent, and a
+ * pool lease's look at its agents with each kind of selector: a plan that
+ * reads the whole tasks table (or, for a selector, the whole agents table)
+ * is marked.
+ */
+export async function claimPlans(ctx: Context, url: string, taskAgent: string) {
+  const now = new Date("2026-01-02T00:00:00.000Z");
+  const project = "00000000-0000-4000-8000-000000000000";
+  const explained: [string, Statement, Arg[]][] = [
+    ["The heads of the agent's concurrency keys (leases_heads)", leaseStatements.heads, [taskAgent, now, project]],
+    ["The agent's running tasks by key (leases_running_by_key)", leaseStatements.runningByKey, [taskAgent, project]],
+    [
+      "Leasing the picked task (leases_claim)",
+      leaseStatements.claim,
+      [taskAgent, now, "lease", null, now, 60, project, "00000000-0000-4000-8000-000000000001"],
+    ],
+    ["The agent's next run_at (leases_next_run_at)", leaseStatements.nextRunAt, [taskAgent, now, project]],
+    [
+      "A pool lease's agents by agent_ids (leases_pool_agents_ids)",
+      leaseStatements.poolAgents.ids,
+      [project, now, JSON.stringify([taskAgent])],
+    ],
+    [
+      "A pool lease's agents by agent_type (leases_pool_agents_type)",
+      leaseStatements.poolAgents.type,
+      [project, now, "worker"],
+    ],
+    [
+      "A pool lease's agents by metadata (leases_pool_agents_metadata)",
+      leaseStatements.poolAgents.metadata,
+      [project, now, '{"tier":"gold"}', "tier", "gold"],
+    ],
+  ];
+  const lines = ["", "## The lease claim", ""];
+  let unserved = 0;
+  for (const [title, statement, args] of explained) {
+    const plan = await explain(ctx.dbs.provider, url, statement, args);
+    const whole = /Seq Scan on tasks|\bSCAN (tasks|t|h)$/m.test(plan);
+    if (whole) unserved++;
+    lines.push(`### ${title}${whole ? " — NOT INDEX-SERVED" : ""}`, "", "```", plan, "```", "");
+  }
+  return { lines, unserved };
+}
 
 /** (k) and (l) against the first page, then the plans; returns the report's notes. */
 export async function listsBench(ctx: Context): Promise<string[]> {
@@ -152,6 +204,7 @@ export async function listsBenchOn(ctx: Context, url: string, seedSeconds: numbe
   }
   const planned = await plans(ctx, url, taskAgent);
   const filterCost = await projectFilterCost(dbs.provider, url, deep, listRows);
+  const claims = await claimPlans(ctx, url, taskAgent);
   const file = join(root, `bench/results/lists-plans-${dbs.provider}.md`);
   writeFileSync(
     file,
@@ -162,6 +215,7 @@ export async function listsBenchOn(ctx: Context, url: string, seedSeconds: numbe
       "",
       ...filterCost.lines,
       ...planned.lines,
+      ...claims.lines,
     ].join("\n"),
   );
   const row = (key: string) => results[key] as (typeof results)[string];
@@ -170,6 +224,7 @@ export async function listsBenchOn(ctx: Context, url: string, seedSeconds: numbe
     `(k)/(l) on ${listRows.toLocaleString("en")} agents (seeded in ${seedSeconds.toFixed(0)} s): first page ${row("b").rps.toFixed(0)} req/s (${row("b").cpu.toFixed(0)} µs CPU); (k) deep page by cursor ${row("k").rps.toFixed(0)} req/s (${row("k").cpu.toFixed(0)} µs), CPU ratio ${ratio("b", "k")}× (target ≤ 1.5×); (l) metadata[tier]=gold (1%) ${row("l").rps.toFixed(0)} req/s (${row("l").cpu.toFixed(0)} µs), CPU ratio ${ratio("b", "l")}× (target ≤ 3×); errors ${row("b").errors + row("k").errors + row("l").errors}.`,
     `List plans: ${readings(planned)}; every plan in bench/results/lists-plans-${dbs.provider}.md.`,
     filterCost.note,
+    `Lease claim plans (the busiest agent, ${concurrencyKeys} concurrency keys): ${claims.unserved === 0 ? "every statement index-served" : `${claims.unserved} statement(s) NOT INDEX-SERVED`}.`,
   ];
 }
 

@@ -25,6 +25,8 @@ export interface ListSource {
   /** The index a page walks on SQLite, without and with a status. */
   indexes: { all: string; byStatus: string };
   pairs: { table: string; id: string; index: string };
+  /** A column a list may be filtered on (tasks: concurrency_key), and the index that leads with it after the scope. */
+  byColumn?: { column: string; index: string };
   /** The column that scopes the list (tasks: agent_id), present in both tables. */
   scope?: string;
 }
@@ -32,6 +34,8 @@ export interface ListSource {
 export interface ListFilter extends ListInput {
   scopeId?: string;
   status?: string;
+  /** The value of source.byColumn's column to filter on. */
+  column?: string;
 }
 
 interface Built {
@@ -72,6 +76,7 @@ function build(source: ListSource, filter: ListFilter): Built {
   if (scope) where.push(`${driver}.${scope} = ${arg(filter.scopeId ?? null)}`);
   if (first) where.push(`m.key = ${arg(first[0])} AND m.value = ${arg(first[1])}`);
   if (filter.status !== undefined) where.push(`r.status = ${arg(filter.status)}`);
+  if (filter.column !== undefined && source.byColumn) where.push(`r.${source.byColumn.column} = ${arg(filter.column)}`);
   // A task's other pairs are its agent's too: said, it lets PostgreSQL probe them by the agent's pairs index
   // rather than read every pair with that key and value (a value no task has sent it to a full scan).
   const sameScope = scope ? ` AND o.${scope} = m.${scope}` : "";
@@ -100,7 +105,12 @@ function build(source: ListSource, filter: ListFilter): Built {
   const tail = `ORDER BY ${at}${direction}, ${id}${direction} LIMIT ${arg(filter.limit)} OFFSET ${arg(filter.skip)}`;
   const pageWhere = where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "";
 
-  const index = filter.status === undefined ? source.indexes.all : source.indexes.byStatus;
+  const byColumn = filter.column !== undefined && source.byColumn !== undefined;
+  const index = byColumn
+    ? (source.byColumn?.index as string)
+    : filter.status === undefined
+      ? source.indexes.all
+      : source.indexes.byStatus;
   const from = first
     ? {
         sqlite: `${pairs.table} AS m INDEXED BY ${pairs.index} CROSS JOIN ${source.table} AS r ON r.id = m.${pairs.id}`,
@@ -110,6 +120,7 @@ function build(source: ListSource, filter: ListFilter): Built {
   const columns = qualified(source);
   const key = [
     filter.status === undefined ? "" : "s",
+    byColumn ? "k" : "",
     first ? `m${others.length + 1}` : "",
     filter.created_after ? "a" : "",
     filter.created_before ? (beforeOrAt ? "bi" : "b") : "",

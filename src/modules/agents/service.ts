@@ -23,7 +23,16 @@ import { auditService } from "../audit/service.js";
 import { recordEvents } from "../events/outbox.js";
 import type { EventData } from "../events/types.js";
 import { tasksService } from "../tasks/service.js";
-import type { AgentCreateInput, AgentListInput, AgentOut, AgentStatus, AgentUpdateBody } from "./schemas.js";
+import {
+  type AgentCreateInput,
+  type AgentListInput,
+  type AgentOut,
+  type AgentStatus,
+  type AgentUpdateBody,
+  type ConcurrencyInput,
+  type ConcurrencyOut,
+  noLimits,
+} from "./schemas.js";
 import { agentList, agentStatements, toAgent } from "./sql.js";
 
 export { toAgent };
@@ -47,6 +56,7 @@ async function createAlone(
   const id = randomUUID();
   const created = now.toISOString();
   const { name, type } = input;
+  const limits = limitsOf(noLimits, input.concurrency);
   const agent = toAgent({
     id,
     name,
@@ -56,12 +66,24 @@ async function createAlone(
     updated_at: created,
     version: 1,
     metadata,
+    max_running: limits[0],
+    max_running_per_key: limits[1],
   });
   const data = JSON.stringify({ agent } satisfies EventData);
   const kept = answer?.columns?.(agent, now);
   const written = kept
-    ? await db.get(agentStatements.createAloneKept, [id, name, type, now, metadata, data, projectId, ...kept])
-    : await db.get(agentStatements.createAlone, [id, name, type, now, metadata, data, projectId]);
+    ? await db.get(agentStatements.createAloneKept, [
+        id,
+        name,
+        type,
+        now,
+        metadata,
+        data,
+        projectId,
+        ...kept,
+        ...limits,
+      ])
+    : await db.get(agentStatements.createAlone, [id, name, type, now, metadata, data, projectId, ...limits]);
   if (!written) {
     if (answer) throw answer.taken();
     throw new Error("The insert returned no row");
@@ -79,7 +101,15 @@ export const agentTransitions: Readonly<Record<AgentStatus, readonly AgentStatus
   stopped: ["idle"],
 };
 
-const updatable = ["name", "type", "status", "metadata"] as const;
+const updatable = ["name", "type", "status", "metadata", "concurrency"] as const;
+
+/** The limits after `input` over `base`: a limit left out keeps base's. */
+function limitsOf(base: ConcurrencyOut, input: ConcurrencyInput | undefined): [number | null, number | null] {
+  return [
+    input?.max_running ?? (input?.max_running === null ? null : base.max_running),
+    input?.max_running_per_key ?? (input?.max_running_per_key === null ? null : base.max_running_per_key),
+  ];
+}
 
 /**
  * Every write runs in one transaction with the events it records (docs/api/events.md): no change without its event, no event without its change.
@@ -121,6 +151,7 @@ export const agentsService = {
         now,
         metadata,
         projectId,
+        ...limitsOf(noLimits, input.concurrency),
       ]);
       if (!row) throw new Error("The insert returned no row");
       await writePairs(tx, agentStatements, row.id, now, input.metadata ?? {}, false);
@@ -139,7 +170,9 @@ export const agentsService = {
     input: AgentCreateInput,
     accepted?: VersionCondition,
   ): Promise<AgentOut> {
-    const body = { name: input.name, type: input.type };
+    // Limits left out are no limit: the body replaces them too.
+    const concurrency = { ...noLimits, ...input.concurrency };
+    const body = { name: input.name, type: input.type, concurrency };
     return agentsService.update(db, projectId, id, body, accepted, input.metadata ?? {});
   },
 
@@ -166,8 +199,12 @@ export const agentsService = {
         if (!row) throw agentNotFound();
         const before = toAgent(row);
         requireVersion("Agent", before.version, accepted);
-        const { status, metadata, ...fields } = patch;
+        const { status, metadata, concurrency, ...fields } = patch;
         const after = { ...before, ...given(fields) };
+        if (concurrency) {
+          const [max_running, max_running_per_key] = limitsOf(before.concurrency, concurrency);
+          after.concurrency = { max_running, max_running_per_key };
+        }
         if (replacement) after.metadata = replacement;
         else if (metadata) after.metadata = checkedMetadata(mergeMetadata(before.metadata, metadata));
         if (status && isStatusChange(agentTransitions, before.status, status)) after.status = status;
@@ -183,6 +220,8 @@ export const agentsService = {
           before.version,
           JSON.stringify(after.metadata),
           projectId,
+          after.concurrency.max_running,
+          after.concurrency.max_running_per_key,
         ]);
         if (!written) return lostRace;
         if (changes.metadata)

@@ -15,9 +15,12 @@ export interface AgentRow {
   updated_at: string;
   version: number;
   metadata: string;
+  max_running: number | null;
+  max_running_per_key: number | null;
 }
 
-export const agentColumns = "id, name, type, status, created_at, updated_at, version, metadata";
+export const agentColumns =
+  "id, name, type, status, created_at, updated_at, version, metadata, max_running, max_running_per_key";
 
 /** The Agent response, and the `agent` of its events. */
 export const toAgent = (row: AgentRow): AgentOut => ({
@@ -29,6 +32,7 @@ export const toAgent = (row: AgentRow): AgentOut => ({
   updated_at: row.updated_at,
   version: row.version,
   metadata: JSON.parse(row.metadata),
+  concurrency: { max_running: row.max_running, max_running_per_key: row.max_running_per_key },
 });
 
 type CreateColumns = [
@@ -40,13 +44,17 @@ type CreateColumns = [
   data: string,
   projectId: string,
 ];
+type Limits = [maxRunning: number | null, maxRunningPerKey: number | null];
 
 /** createAlone's text; `kept` adds the key's row (insertKept from `$8`), on which the agent's insert depends. */
 function createAloneSql(kept: boolean) {
-  const values = "$1, $7, $2, $3, 'idle', $4, $4, 1, $5";
+  // The limits follow the key's columns when there are some ($8–$15).
+  const [max, perKey] = kept ? ["$16", "$17"] : ["$8", "$9"];
+  const values = `$1, $7, $2, $3, 'idle', $4, $4, 1, $5, ${max}::integer, ${perKey}::integer`;
   return `WITH ${kept ? `kept AS (${insertKept(8)} RETURNING 1),` : ""}
     agent AS (
-      INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at, version, metadata)
+      INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at, version, metadata,
+        max_running, max_running_per_key)
       ${kept ? `SELECT ${values} FROM kept` : `VALUES (${values})`} RETURNING ${agentColumns}),
     pairs AS (
       INSERT INTO agent_metadata (agent_id, project_id, key, value, created_at)
@@ -69,10 +77,14 @@ export const agentStatements = {
     "agents_get",
     `SELECT ${agentColumns} FROM agents WHERE id = $1 AND project_id = $2`,
   ),
-  insert: statement<AgentRow, [id: string, name: string, type: string, now: Date, metadata: string, projectId: string]>(
+  insert: statement<
+    AgentRow,
+    [id: string, name: string, type: string, now: Date, metadata: string, projectId: string, ...Limits]
+  >(
     "agents_insert",
-    `INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at, version, metadata)
-     VALUES ($1, $6, $2, $3, 'idle', $4, $4, 1, $5) RETURNING ${agentColumns}`,
+    `INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at, version, metadata,
+       max_running, max_running_per_key)
+     VALUES ($1, $6, $2, $3, 'idle', $4, $4, 1, $5, $7, $8) RETURNING ${agentColumns}`,
   ),
   /** Writes only if the row still has the version it was read with. */
   update: statement<
@@ -86,10 +98,12 @@ export const agentStatements = {
       version: number,
       metadata: string,
       projectId: string,
+      ...Limits,
     ]
   >(
     "agents_update",
-    `UPDATE agents SET name = $1, type = $2, status = $3, updated_at = $4, version = version + 1, metadata = $7
+    `UPDATE agents SET name = $1, type = $2, status = $3, updated_at = $4, version = version + 1, metadata = $7,
+       max_running = $9, max_running_per_key = $10
      WHERE id = $5 AND version = $6 AND project_id = $8 RETURNING ${agentColumns}`,
   ),
   /**
@@ -99,13 +113,15 @@ export const agentStatements = {
    * commit. One round trip, where a transaction takes four or five (BEGIN,
    * the agent, its pairs if it has metadata, its event, COMMIT).
    */
-  createAlone: statement<AgentRow, CreateColumns>("agents_create_alone", { postgresql: createAloneSql(false) }),
+  createAlone: statement<AgentRow, [...CreateColumns, ...Limits]>("agents_create_alone", {
+    postgresql: createAloneSql(false),
+  }),
   /**
    * The same, with the response kept for its Idempotency-Key (`$8`–`$15`,
    * src/idempotency/kept-answer.ts): the agent is written only if the key
    * is, so a key held by another request gives no row and creates nothing.
    */
-  createAloneKept: statement<AgentRow, [...CreateColumns, ...KeptColumns]>("agents_create_alone_kept", {
+  createAloneKept: statement<AgentRow, [...CreateColumns, ...KeptColumns, ...Limits]>("agents_create_alone_kept", {
     postgresql: createAloneSql(true),
   }),
   /** The pairs of a metadata JSON text, one row each, for filtered lists (project and created_at copied from the agent). */

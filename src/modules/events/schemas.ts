@@ -115,6 +115,7 @@ const eventExample = {
       updated_at: "2026-11-25T22:41:03.456Z",
       version: 2,
       metadata: {},
+      concurrency: { max_running: null, max_running_per_key: null },
     },
     changes: { status: ["idle", "running"] },
   },

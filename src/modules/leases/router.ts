@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { projectProcedure, router } from "../../trpc/procedures.js";
-import { Lease, LeaseCreateInput, LeasePath, LeaseRenewInput } from "./schemas.js";
+import { Lease, LeaseCreateInput, LeasePath, LeaseRenewInput, PoolLeaseInput } from "./schemas.js";
 import { leasesService } from "./service.js";
 
 const tags = ["leases"];
@@ -8,6 +8,46 @@ const path = "/agents/{agent_id}/leases";
 const itemPath = "/agents/{agent_id}/leases/{lease_id}";
 
 export const leasesRouter = router({
+  claim: projectProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/leases",
+        operationId: "claimPoolLease",
+        tags,
+        summary: "Take the next ready task of any matching agent",
+        description:
+          "A pool lease: leases the next ready task of any of the project's running agents that the selector matches " +
+          "(agent_ids, agent_type or metadata pairs, at most one; none: every agent), in the order of an agent's own lease " +
+          "and within each agent's concurrency limits; at equal priority the agents take turns. The lease's agent_id says whose " +
+          "task it is: renew, release and finish it under that agent. When none is ready, waits up to wait_seconds, then answers 204. " +
+          "404 when agent_ids names an agent the project does not have. Over tRPC, null stands for 204.",
+        protect: false,
+        errorResponses: [400, 404],
+      },
+      successStatus: 201,
+      longPoll: true,
+      location: (lease) => `/agents/${lease.agent_id}/leases/${lease.id}`,
+      keptInClear: true,
+      otherSuccess: {
+        status: 204,
+        description: "No task became ready within wait_seconds (or the service is shutting down)",
+        when: (data) => data === null,
+      },
+      scope: "tasks:work",
+    })
+    .input(PoolLeaseInput)
+    .output(Lease.nullable())
+    .mutation(({ ctx, input, signal }) =>
+      leasesService.createInPool(
+        ctx.db,
+        ctx.principal.projectId,
+        input,
+        signal ? AbortSignal.any([ctx.shutdown, signal]) : ctx.shutdown,
+        ctx.answer,
+      ),
+    ),
+
   create: projectProcedure
     .meta({
       openapi: {

@@ -1,6 +1,7 @@
 import { z } from "zod";
+import { metadataInput } from "../../resources/metadata.js";
 import { bodyNumber, resourceId, text, timestamp } from "../../resources/schemas.js";
-import { agentId } from "../agents/schemas.js";
+import { agentId, agentType } from "../agents/schemas.js";
 import { Task, taskId } from "../tasks/schemas.js";
 
 /** docs/api/leases.md. */
@@ -14,19 +15,58 @@ const durationSeconds = bodyNumber(z.int().min(leaseDurations.min).max(leaseDura
   example: 60,
 });
 
+const waitSeconds = bodyNumber(z.int().min(0).max(maxWaitSeconds)).meta({
+  description: `When no task is ready, wait up to this long (0–${maxWaitSeconds} s) for one before answering 204`,
+  example: 20,
+});
+
 export const LeaseCreateInput = z
   .object({
     agent_id: agentId,
     worker: worker.optional(),
     duration_seconds: durationSeconds.default(leaseDurations.default),
-    wait_seconds: bodyNumber(z.int().min(0).max(maxWaitSeconds))
-      .default(0)
-      .meta({
-        description: `When no task is ready, wait up to this long (0–${maxWaitSeconds} s) for one before answering 204`,
-        example: 20,
-      }),
+    wait_seconds: waitSeconds.default(0),
   })
   .meta({ examples: [{ worker: "worker-1", duration_seconds: 60, wait_seconds: 20 }] });
+
+/** POST /leases: a pool lease's selector (at most one kind) and the lease's own fields. */
+export const PoolLeaseInput = z
+  .object({
+    agent_ids: z
+      .array(agentId)
+      .min(1)
+      .max(100)
+      .optional()
+      .meta({ description: "Serve these agents (1–100 ids of the project)" }),
+    agent_type: agentType.optional().meta({ description: "Serve the project's agents of this type" }),
+    metadata: metadataInput
+      .optional()
+      .meta({ description: "Serve the project's agents that have every one of these metadata pairs" }),
+    worker: worker.optional(),
+    duration_seconds: durationSeconds.default(leaseDurations.default),
+    wait_seconds: waitSeconds.default(0),
+  })
+  .check((ctx) => {
+    const kinds = (["agent_ids", "agent_type", "metadata"] as const).filter((kind) => ctx.value[kind] !== undefined);
+    if (kinds.length > 1) {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value[kinds[1] as (typeof kinds)[number]],
+        path: [kinds[1] as string],
+        message: `only one selector may be given: ${kinds.join(" and ")} were`,
+      });
+    }
+    const ids = ctx.value.agent_ids;
+    if (ids && new Set(ids).size !== ids.length) {
+      ctx.issues.push({ code: "custom", input: ids, path: ["agent_ids"], message: "must not repeat an id" });
+    }
+  })
+  .meta({
+    examples: [
+      { agent_type: "worker", worker: "pool-1", duration_seconds: 60, wait_seconds: 20 },
+      { metadata: { team: "research" }, wait_seconds: 20 },
+    ],
+  });
 
 export const LeasePath = z.object({ agent_id: agentId, lease_id: leaseId });
 
@@ -75,4 +115,6 @@ export const Lease = z
   });
 
 export type LeaseCreateBody = Omit<z.infer<typeof LeaseCreateInput>, "agent_id">;
+export type PoolLeaseBody = z.infer<typeof PoolLeaseInput>;
+export type PoolSelector = Pick<PoolLeaseBody, "agent_ids" | "agent_type" | "metadata">;
 export type LeaseOut = z.infer<typeof Lease>;

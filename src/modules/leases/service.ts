@@ -1,15 +1,15 @@
 import { randomUUID } from "node:crypto";
-import type { Database, Queryable } from "../../db/index.js";
+import type { Database, Queryable, Tx } from "../../db/index.js";
 import { AppError, notFound } from "../../errors.js";
 import type { KeptAnswer } from "../../idempotency/kept-answer.js";
-import { nextUpdatedAt, retryLostRaces } from "../../resources/conditional-writes.js";
+import { lostRace, nextUpdatedAt, retryLostRaces } from "../../resources/conditional-writes.js";
 import { isUuid } from "../../resources/schemas.js";
 import { recordEvents } from "../events/outbox.js";
 import { hasLiveLease, leaseEnd, released } from "../tasks/outcomes.js";
 import { tasksService } from "../tasks/service.js";
-import type { LeaseCreateBody, LeaseOut } from "./schemas.js";
-import { leaseStatements, toLease } from "./sql.js";
-import { watchAgent } from "./wake-ups.js";
+import type { LeaseCreateBody, LeaseOut, PoolLeaseBody, PoolSelector } from "./schemas.js";
+import { type ClaimAgentRow, type HeadRow, leaseStatements, type PoolSelectorKind, toLease } from "./sql.js";
+import { type AgentWatch, watchAgent, watchAll } from "./wake-ups.js";
 
 const leaseNotFound = () => notFound("Lease");
 const agentNotFound = () => notFound("Agent");
@@ -26,17 +26,137 @@ async function liveLease(db: Queryable, projectId: string, agentId: string, leas
   return row && hasLiveLease(row, now) ? row : undefined;
 }
 
-/** Takes the agent's next ready task, with its task.leased event; undefined when none is ready. */
+/*
+ * Why a lock per agent, not a counting row (docs/api/leases.md). A claim must
+ * never take an agent past max_running, or a key past max_running_per_key,
+ * however many instances claim at once. A counting row (running per agent and
+ * key) would have to be kept right by every write that ends a running task:
+ * finishing, releasing, cancelling, the settler's expiries and deadlines, a
+ * PATCH, a deletion; one missed path and the count is wrong for good, with
+ * nothing to bring it back. The lock keeps no state: the claim counts the
+ * agent's running tasks themselves, under a transaction-scoped advisory lock
+ * of the agent (PostgreSQL) taken first, so each count sees every claim that
+ * went before it (READ COMMITTED: each statement its own snapshot). What it
+ * costs: the claims of an agent with limits take turns (each holds the lock
+ * for a few statements). An agent without limits takes the lock shared: its
+ * claims go on at once (two on the same task: the second finds it taken and
+ * takes the next), yet a claim that finds limits just set waits for them.
+ * Claims of other agents, task writes and finishes never wait for it, and a
+ * finish frees its slot just by being committed. SQLite serialises its
+ * writers already: the same statements need no lock there.
+ */
+
+type Counts = Map<string, number>;
+// Tasks without a key form one key; "" is never a key (1–100 characters).
+const keyOf = (key: string | null) => key ?? "";
+
+/**
+ * The pick's order (docs/api/leases.md) among the keys' heads: highest
+ * priority; then the key with the fewest running tasks; then earliest
+ * run_at, created_at, id.
+ */
+function fairOrder(counts: Counts) {
+  const running = (head: HeadRow) => counts.get(keyOf(head.concurrency_key)) ?? 0;
+  return (a: HeadRow, b: HeadRow) =>
+    b.priority - a.priority ||
+    running(a) - running(b) ||
+    Date.parse(a.run_at) - Date.parse(b.run_at) ||
+    Date.parse(a.created_at) - Date.parse(b.created_at) ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+interface Claimed {
+  lease?: LeaseOut;
+  /** The agent as the claim found it (undefined: missing). */
+  agent?: ClaimAgentRow;
+}
+
+/**
+ * Takes the agent's next task within its limits, with its task.leased event;
+ * no lease when none is ready or the limits are reached. The one claim of
+ * both kinds of lease: `pool` marks the agent's turn as taken.
+ */
 async function claim(
   db: Database,
   projectId: string,
   agentId: string,
   request: LeaseCreateBody,
   answer: KeptAnswer | undefined,
-): Promise<LeaseOut | undefined> {
+  pool = false,
+): Promise<Claimed> {
+  for (;;) {
+    const claimed = await db.transaction(async (tx): Promise<Claimed | "limited"> => {
+      // The lock's kind follows the limits as first read; read again once it is held, they decide.
+      const first = await tx.get(leaseStatements.agentForClaim, [agentId, projectId]);
+      const exclusive = limited(first);
+      await tx.get(exclusive ? leaseStatements.lockAgent : leaseStatements.lockAgentShared, [agentId]);
+      const agent = await tx.get(leaseStatements.agentForClaim, [agentId, projectId]);
+      if (agent?.status !== "running") return { agent };
+      // Limits set since the first read: again, under the exclusive lock.
+      if (!exclusive && limited(agent)) return "limited";
+      return claimWithin(tx, projectId, agentId, agent, request, answer, pool);
+    });
+    if (claimed !== "limited") return claimed;
+  }
+}
+
+const limited = (agent: ClaimAgentRow | undefined) =>
+  agent !== undefined && (agent.max_running !== null || agent.max_running_per_key !== null);
+
+/** The claim's work once its lock is held and the agent is running: count, pick, lease. */
+async function claimWithin(
+  tx: Tx,
+  projectId: string,
+  agentId: string,
+  agent: ClaimAgentRow,
+  request: LeaseCreateBody,
+  answer: KeptAnswer | undefined,
+  pool: boolean,
+): Promise<Claimed> {
+  const counts: Counts = new Map();
+  let total = 0;
+  for (const row of await tx.all(leaseStatements.runningByKey, [agentId, projectId])) {
+    counts.set(keyOf(row.concurrency_key), Number(row.running));
+    total += Number(row.running);
+  }
+  // The lease's time is taken once the count is read: after every finish the count saw, so the event log's
+  // times tell the running tasks at any instant as the claim saw them.
   const now = new Date();
   const expiresAt = new Date(now.getTime() + request.duration_seconds * 1000);
-  const lease = await db.transaction(async (tx) => {
+  if (agent.max_running !== null && total >= agent.max_running) return { agent };
+  const perKey = agent.max_running_per_key;
+  const pick = async () =>
+    (await tx.all(leaseStatements.heads, [agentId, now, projectId]))
+      .filter((head) => perKey === null || (counts.get(keyOf(head.concurrency_key)) ?? 0) < perKey)
+      .sort(fairOrder(counts));
+  // Under a shared lock, claims at once may pick the same head: the one that comes second finds it taken and
+  // reads the heads again (a new snapshot, past the other's commit). Each such round another claim committed.
+  for (let round = 0; round < maxRounds; round++) {
+    const heads = await pick();
+    if (heads.length === 0) break;
+    const lease = await leaseFirst(tx, projectId, agentId, heads, now, expiresAt, request, answer, pool);
+    if (lease) return { lease, agent };
+  }
+  return { agent };
+}
+
+// Rounds of the pick a claim tries before answering that nothing is ready.
+const maxRounds = 100;
+
+/** Leases the first of `heads` still pending, with its task.leased event; undefined when every one was taken. */
+async function leaseFirst(
+  tx: Tx,
+  projectId: string,
+  agentId: string,
+  heads: HeadRow[],
+  now: Date,
+  expiresAt: Date,
+  request: LeaseCreateBody,
+  answer: KeptAnswer | undefined,
+  pool: boolean,
+): Promise<LeaseOut | undefined> {
+  for (const head of heads) {
+    // No row: taken by a claim at once (an agent without limits), or cancelled or deleted since. The next.
     const row = await tx.get(leaseStatements.claim, [
       agentId,
       now,
@@ -45,8 +165,9 @@ async function claim(
       expiresAt,
       request.duration_seconds,
       projectId,
+      head.id,
     ]);
-    if (!row) return undefined;
+    if (!row) continue;
     const leased = toLease(row);
     const { task } = leased;
     const changes = { status: ["pending", "running"], lease: [null, task.lease] } as const;
@@ -56,11 +177,23 @@ async function claim(
       [{ type: "task.leased", agentId, taskId: task.id, data: { task, changes } }],
       new Date(task.updated_at),
     );
+    if (pool) await tx.run(leaseStatements.tookTurn, [agentId, now, projectId]);
     await answer?.keep(tx, leased);
     return leased;
-  });
+  }
+  return undefined;
+}
+
+/** A per-agent claim: the lease, undefined when none is ready; 404 for a missing agent, 409 for one not running. */
+async function claimOfAgent(
+  db: Database,
+  projectId: string,
+  agentId: string,
+  request: LeaseCreateBody,
+  answer: KeptAnswer | undefined,
+): Promise<LeaseOut | undefined> {
+  const { lease, agent } = await claim(db, projectId, agentId, request, answer);
   if (lease) return lease;
-  const agent = await db.get(leaseStatements.agentStatus, [agentId, projectId]);
   if (!agent) throw agentNotFound();
   if (agent.status !== "running") {
     throw new AppError("conflict", `Agent is ${agent.status}: only a running agent gets work`, {
@@ -74,6 +207,82 @@ async function claim(
 async function nextReadyAt(db: Database, projectId: string, agentId: string): Promise<number | undefined> {
   const row = await db.get(leaseStatements.nextRunAt, [agentId, new Date(), projectId]);
   return row ? Date.parse(row.run_at) : undefined;
+}
+
+/** The pool's statement for the selector, and its values after the project and the time. */
+function selected(selector: PoolSelector): [PoolSelectorKind, string[]] {
+  if (selector.agent_ids) return ["ids", [JSON.stringify(selector.agent_ids)]];
+  if (selector.agent_type) return ["type", [selector.agent_type]];
+  const first = selector.metadata && Object.entries(selector.metadata)[0];
+  if (first) return ["metadata", [JSON.stringify(selector.metadata), ...first]];
+  return ["all", []];
+}
+
+/**
+ * A pool lease's attempt: the selector's running agents that have a ready
+ * task, highest top priority first and, at equal priority, in turn order
+ * (the agent a pool lease served longest ago first); each is asked through
+ * the per-agent claim, limits and all, until one gives a task. Also says
+ * when the pool's next task becomes ready.
+ */
+async function claimOfPool(
+  db: Database,
+  projectId: string,
+  request: PoolLeaseBody,
+  answer: KeptAnswer | undefined,
+): Promise<{ lease?: LeaseOut; next?: number }> {
+  const [kind, values] = selected(request);
+  const agents = await db.all(leaseStatements.poolAgents[kind], [projectId, new Date(), ...values]);
+  const candidates = agents
+    .filter((agent) => agent.top_priority !== null)
+    .sort((a, b) => (b.top_priority as number) - (a.top_priority as number));
+  for (const agent of candidates) {
+    const { lease } = await claim(db, projectId, agent.id, request, answer, true);
+    if (lease) return { lease };
+  }
+  const times = agents.flatMap((agent) => (agent.next_run_at ? [Date.parse(agent.next_run_at)] : []));
+  return { next: times.length > 0 ? Math.min(...times) : undefined };
+}
+
+/**
+ * The long poll of both kinds of lease: `attempt` until it gives a lease,
+ * sleeping in between until a notification the watch cares about, the next
+ * ready time `attempt` reported, the end of the wait or `signal`.
+ */
+async function longPoll(
+  request: LeaseCreateBody,
+  signal: AbortSignal,
+  watch: AgentWatch | undefined,
+  attempt: () => Promise<{ lease?: LeaseOut | undefined; next?: number | undefined }>,
+): Promise<LeaseOut | undefined> {
+  const waitUntil = Date.now() + request.wait_seconds * 1000;
+  let { lease, next } = await attempt();
+  while (!lease && watch) {
+    const now = Date.now();
+    if (signal.aborted || now >= waitUntil) return undefined;
+    // A run_at still ahead sets the alarm; a ready task that another worker just took, or a limit reached,
+    // only a notification (a finished task frees its slot with its event).
+    await watch.next(next !== undefined && next > now ? Math.min(next, waitUntil) : waitUntil, signal);
+    if (signal.aborted) return undefined;
+    ({ lease, next } = await attempt());
+  }
+  return lease;
+}
+
+/** The lease for the client; given straight back if nobody is there to take it. */
+async function handOver(
+  db: Database,
+  projectId: string,
+  lease: LeaseOut | undefined,
+  signal: AbortSignal,
+  answer: KeptAnswer | undefined,
+): Promise<LeaseOut | null> {
+  if (lease && signal.aborted && !answer) {
+    // (A lease kept for an Idempotency-Key stays: the client's retry with that key is answered with it.)
+    await leasesService.release(db, projectId, lease.agent_id, lease.id).catch(() => {});
+    return null;
+  }
+  return lease ?? null;
 }
 
 /**
@@ -98,28 +307,42 @@ export const leasesService = {
     answer?: KeptAnswer,
   ): Promise<LeaseOut | null> {
     if (!isUuid(agentId)) throw agentNotFound();
-    const waitUntil = Date.now() + request.wait_seconds * 1000;
     // Listening before the first attempt: a task created in between is not missed.
     const watch = request.wait_seconds > 0 ? watchAgent(db, agentId) : undefined;
     try {
-      let lease = await claim(db, projectId, agentId, request, answer);
-      let next = lease || !watch ? undefined : await nextReadyAt(db, projectId, agentId);
-      while (!lease && watch) {
-        const now = Date.now();
-        if (signal.aborted || now >= waitUntil) return null;
-        // A run_at still ahead sets the alarm; a ready task that another worker just took only a notification.
-        await watch.next(next !== undefined && next > now ? Math.min(next, waitUntil) : waitUntil, signal);
-        if (signal.aborted) return null;
-        next = await nextReadyAt(db, projectId, agentId);
-        if (next !== undefined && next <= Date.now()) lease = await claim(db, projectId, agentId, request, answer);
-      }
-      if (lease && signal.aborted && !answer) {
-        // Nobody is there to take it: give it straight back. (A lease kept for an Idempotency-Key
-        // stays: the client's retry with that key is answered with it.)
-        await leasesService.release(db, projectId, agentId, lease.id).catch(() => {});
-        return null;
-      }
-      return lease ?? null;
+      const attempt = async () => {
+        const lease = await claimOfAgent(db, projectId, agentId, request, answer);
+        return { lease, next: lease || !watch ? undefined : await nextReadyAt(db, projectId, agentId) };
+      };
+      return await handOver(db, projectId, await longPoll(request, signal, watch, attempt), signal, answer);
+    } finally {
+      watch?.close();
+    }
+  },
+
+  /**
+   * A pool lease (docs/api/leases.md): the next task of any of the project's
+   * running agents the selector matches, by the same claim as an agent's own
+   * lease; null when none is ready within `wait_seconds`. 404 when agent_ids
+   * names an agent the project does not have.
+   */
+  async createInPool(
+    db: Database,
+    projectId: string,
+    request: PoolLeaseBody,
+    signal: AbortSignal,
+    answer?: KeptAnswer,
+  ): Promise<LeaseOut | null> {
+    if (request.agent_ids) {
+      const ids = JSON.stringify(request.agent_ids);
+      const found = new Set((await db.all(leaseStatements.existingAgents, [projectId, ids])).map((row) => row.id));
+      if (request.agent_ids.some((id) => !found.has(id))) throw agentNotFound();
+    }
+    // Listening before the first attempt, as for an agent's own lease.
+    const watch = request.wait_seconds > 0 ? watchAll(db) : undefined;
+    try {
+      const lease = await longPoll(request, signal, watch, () => claimOfPool(db, projectId, request, answer));
+      return await handOver(db, projectId, lease, signal, answer);
     } finally {
       watch?.close();
     }
@@ -149,14 +372,17 @@ export const leasesService = {
         const now = new Date();
         const before = await liveLease(tx, projectId, agentId, leaseId, now);
         if (!before) throw await missing(tx, projectId, agentId);
-        const updatedAt = nextUpdatedAt(before.updated_at);
         const seconds = durationSeconds ?? (before.lease_duration_seconds as number);
-        const after = {
-          ...before,
-          lease_expires_at: leaseEnd(before, updatedAt, seconds).toISOString(),
-          lease_duration_seconds: seconds,
-        };
-        return tasksService.writeRow(tx, before, after, updatedAt);
+        // Not a change of the task: its version, updated_at and the event log stay as they are.
+        const renewed = await tx.get(leaseStatements.renew, [
+          before.id,
+          leaseId,
+          before.version,
+          leaseEnd(before, now, seconds),
+          seconds,
+          projectId,
+        ]);
+        return renewed ?? lostRace;
       }),
     );
     return toLease(row);

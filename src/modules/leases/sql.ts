@@ -18,15 +18,61 @@ export function toLease(row: TaskRow): LeaseOut {
   };
 }
 
-// The pick: the agent's next ready task in docs/api/leases.md's order, walking
-// tasks_agent_id_status_priority_run_at_created_at_id_idx in order (the first
-// row that qualifies is the one); never one whose deadline has passed (the
-// settler fails those), only for a running agent.
+// A ready task: pending, its run_at come, its deadline (if any) still ahead (the settler fails the others).
+const ready = (alias: string) => `${alias}.status = 'pending' AND ${alias}.run_at <= $2
+    AND (${alias}.deadline_at IS NULL OR ${alias}.deadline_at > $2)`;
+const pickOrder = (alias: string) => `${alias}.priority DESC, ${alias}.run_at, ${alias}.created_at, ${alias}.id`;
+
+// The index of an agent's tasks by status and concurrency key, in pick order within a key. Its name on
+// SQLite (PostgreSQL shortens it, and needs no naming of it).
+const byKeyIndex = "tasks_agent_id_status_concurrency_key_priority_run_at_created_at_id_idx";
 const nextIndex = "tasks_agent_id_status_priority_run_at_created_at_id_idx";
-const ready = (alias: string) => `${alias}.agent_id = $1 AND ${alias}.status = 'pending' AND ${alias}.run_at <= $2
-    AND (${alias}.deadline_at IS NULL OR ${alias}.deadline_at > $2)
-    AND ${alias}.project_id = $7 AND (SELECT a.status FROM agents a WHERE a.id = $1 AND a.project_id = $7) = 'running'
-    ORDER BY ${alias}.priority DESC, ${alias}.run_at, ${alias}.created_at, ${alias}.id LIMIT 1`;
+const indexed = (index: string) => ({ sqlite: ` INDEXED BY ${index}`, postgresql: "" });
+
+/**
+ * The head of every concurrency key of the agent: for each key that has a
+ * ready task, its first in pick order (docs/api/leases.md). The keys are
+ * walked as a loose index scan of the (agent_id, status, concurrency_key, …)
+ * index, one seek per key; each key's head is one more seek into the same
+ * index; tasks without a key form one key of their own (NULL).
+ */
+function headsSql(provider: "sqlite" | "postgresql") {
+  const by = indexed(byKeyIndex)[provider];
+  const pending = "agent_id = $1 AND project_id = $3 AND status = 'pending'";
+  // Ordered as the index is (the key is fixed), so the walk is of that key's rows only, also for the NULL key.
+  const head = (keyCondition: string) => `(SELECT t.id FROM tasks t${by}
+      WHERE t.agent_id = $1 AND t.project_id = $3 AND ${keyCondition} AND ${ready("t")}
+      ORDER BY t.concurrency_key, ${pickOrder("t")} LIMIT 1)`;
+  return `WITH RECURSIVE keys(k) AS (
+      SELECT (SELECT concurrency_key FROM tasks${by} WHERE ${pending} AND concurrency_key IS NOT NULL
+              ORDER BY concurrency_key LIMIT 1)
+      UNION ALL
+      SELECT (SELECT concurrency_key FROM tasks${by} WHERE ${pending} AND concurrency_key > keys.k
+              ORDER BY concurrency_key LIMIT 1)
+      FROM keys WHERE keys.k IS NOT NULL),
+    heads(id) AS (
+      SELECT ${head("t.concurrency_key = keys.k")} FROM keys WHERE keys.k IS NOT NULL
+      UNION ALL SELECT ${head("t.concurrency_key IS NULL")})
+    SELECT h.id, h.concurrency_key, h.priority, h.run_at, h.created_at
+    FROM heads JOIN tasks h ON h.id = heads.id`;
+}
+
+function runningSql(provider: "sqlite" | "postgresql") {
+  const by = indexed(byKeyIndex)[provider];
+  const running = "agent_id = $1 AND project_id = $2 AND status = 'running'";
+  return `WITH RECURSIVE keys(k) AS (
+      SELECT (SELECT concurrency_key FROM tasks${by} WHERE ${running} AND concurrency_key IS NOT NULL
+              ORDER BY concurrency_key LIMIT 1)
+      UNION ALL
+      SELECT (SELECT concurrency_key FROM tasks${by} WHERE ${running} AND concurrency_key > keys.k
+              ORDER BY concurrency_key LIMIT 1)
+      FROM keys WHERE keys.k IS NOT NULL)
+    SELECT k AS concurrency_key,
+      (SELECT COUNT(*) FROM tasks${by} WHERE ${running} AND concurrency_key = keys.k) AS running
+    FROM keys WHERE k IS NOT NULL
+    UNION ALL
+    SELECT NULL, (SELECT COUNT(*) FROM tasks${by} WHERE ${running} AND concurrency_key IS NULL)`;
+}
 
 // The lease, capped at the task's deadline; updated_at moves forward by at least 1 ms, as every write's does.
 const leaseColumns = `status = 'running', lease_id = $3, lease_worker = $4, lease_created_at = $2,
@@ -34,14 +80,120 @@ const leaseColumns = `status = 'running', lease_id = $3, lease_worker = $4, leas
     lease_duration_seconds = $6,
     version = version + 1`;
 
+/** A key's head, as the pick compares it. */
+export interface HeadRow {
+  id: string;
+  concurrency_key: string | null;
+  priority: number;
+  run_at: string;
+  created_at: string;
+}
+
+/** An agent's limits and status, as the claim reads them. */
+export interface ClaimAgentRow {
+  status: string;
+  max_running: number | null;
+  max_running_per_key: number | null;
+}
+
+/** A running agent a pool lease may serve, with when its next task is or becomes ready. */
+export interface PoolAgentRow {
+  id: string;
+  top_priority: number | null;
+  next_run_at: string | null;
+}
+
+/**
+ * How a pool lease selects its agents (docs/api/leases.md): `$3` is the
+ * selector's value, as JSON text for a list or pairs; for metadata, `$4` and
+ * `$5` its first pair.
+ */
+export type PoolSelectorKind = "all" | "ids" | "type" | "metadata";
+
+// The selector's agents: the project's running ones (all of them, of the listed ids, of a type, or with
+// every metadata pair), each with its top ready priority and its next run_at, in turn order: the one whose
+// task a pool lease took longest ago (or never) first. One statement per kind of selector, so each is planned
+// for what it narrows by: the listed ids by primary key, metadata by its first pair's index range, a type
+// (or no selector) within the project's running agents.
+function poolAgentsSql(provider: "sqlite" | "postgresql", kind: PoolSelectorKind) {
+  const pairs = provider === "sqlite" ? "json_each($3) j" : "jsonb_each_text($3::jsonb) j";
+  // The listed ids drive the join (each one primary-key lookup); the other kinds range over the project's
+  // running agents (agents_project_id_status_created_at_id_idx).
+  // A metadata selector: the first pair ($4, $5) drives, through the pairs' (project_id, key, value, …) index.
+  const from = {
+    all: "agents a",
+    type: "agents a",
+    ids:
+      provider === "sqlite"
+        ? "json_each($3) AS listed CROSS JOIN agents a ON a.id = listed.value"
+        : "jsonb_array_elements_text($3::jsonb) AS listed(id) JOIN agents a ON a.id = listed.id",
+    metadata: `agent_metadata f${indexed("agent_metadata_project_id_key_value_created_at_agent_id_idx")[provider]}
+      ${provider === "sqlite" ? "CROSS JOIN" : "JOIN"} agents a ON a.id = f.agent_id AND f.project_id = $1 AND f.key = $4 AND f.value = $5`,
+  }[kind];
+  const narrow = {
+    all: "",
+    ids: "",
+    type: " AND a.type = $3",
+    metadata: ` AND NOT EXISTS (SELECT 1 FROM ${pairs} WHERE NOT EXISTS (
+        SELECT 1 FROM agent_metadata m WHERE m.agent_id = a.id AND m.key = j.key AND m.value = j.value))`,
+  }[kind];
+  return `SELECT a.id,
+      (SELECT t.priority FROM tasks t${indexed(nextIndex)[provider]}
+        WHERE t.agent_id = a.id AND t.project_id = $1 AND ${ready("t")}
+        ORDER BY ${pickOrder("t")} LIMIT 1) AS top_priority,
+      (SELECT t.run_at FROM tasks t WHERE t.agent_id = a.id AND t.project_id = $1 AND t.status = 'pending'
+        AND (t.deadline_at IS NULL OR t.deadline_at > $2) ORDER BY t.run_at LIMIT 1) AS next_run_at
+    FROM ${from}
+    WHERE a.project_id = $1 AND a.status = 'running'${narrow}
+    ORDER BY a.last_leased_at IS NOT NULL, a.last_leased_at, a.id`;
+}
+
+const poolAgents = (kind: PoolSelectorKind) =>
+  statement<PoolAgentRow, [projectId: string, now: Date, ...selector: string[]]>(`leases_pool_agents_${kind}`, {
+    sqlite: poolAgentsSql("sqlite", kind),
+    postgresql: poolAgentsSql("postgresql", kind),
+  });
+
 export const leaseStatements = {
   /**
-   * Takes the next ready task in one statement. SQLite: one writer statement
-   * (writers are serialised); INDEXED BY, since without statistics SQLite's
-   * planner would rather range over run_at and sort every pending task.
-   * PostgreSQL: the row is locked with SKIP LOCKED, so concurrent claims, on
-   * any instance, each take a different task without waiting for one another.
+   * PostgreSQL: the agent's claim lock, exclusive, held to the end of the
+   * transaction (docs/api/leases.md): the claims of an agent with limits
+   * take turns. Claims of other agents, and every other write, do not wait
+   * for it. SQLite: nothing, its writers are serialised already.
    */
+  lockAgent: statement<unknown, [agentId: string]>("leases_lock_agent", {
+    sqlite: "SELECT $1 AS agent_id",
+    postgresql: "SELECT pg_advisory_xact_lock(1818585971, hashtext($1))::text AS locked",
+  }),
+  /**
+   * The same lock, shared: the claims of an agent without limits go on at
+   * once, but a claim that finds limits set waits for them all to commit
+   * (and they for it), so its count sees every lease granted before it.
+   */
+  lockAgentShared: statement<unknown, [agentId: string]>("leases_lock_agent_shared", {
+    sqlite: "SELECT $1 AS agent_id",
+    postgresql: "SELECT pg_advisory_xact_lock_shared(1818585971, hashtext($1))::text AS locked",
+  }),
+  agentForClaim: statement<ClaimAgentRow, [agentId: string, projectId: string]>(
+    "leases_agent_for_claim",
+    "SELECT status, max_running, max_running_per_key FROM agents WHERE id = $1 AND project_id = $2",
+  ),
+  /**
+   * The agent's running tasks counted by key: its running keys walked as a
+   * loose scan of the (agent_id, status, concurrency_key, …) index, then each
+   * key's count, a range of the same index; the NULL key last (its count may
+   * be 0). Written so, the plan is the same whatever the statistics: the
+   * cost is the agent's running tasks, never its pending ones.
+   */
+  runningByKey: statement<
+    { concurrency_key: string | null; running: number | bigint | string },
+    [agentId: string, projectId: string]
+  >("leases_running_by_key", { sqlite: runningSql("sqlite"), postgresql: runningSql("postgresql") }),
+  heads: statement<HeadRow, [agentId: string, now: Date, projectId: string]>("leases_heads", {
+    sqlite: headsSql("sqlite"),
+    postgresql: headsSql("postgresql"),
+  }),
+  /** Leases task `$8`, if it is still the agent's and pending (another claim may have just taken it). */
   claim: statement<
     TaskRow,
     [
@@ -52,19 +204,48 @@ export const leaseStatements = {
       expiresAt: Date,
       durationSeconds: number,
       projectId: string,
+      taskId: string,
     ]
   >("leases_claim", {
     sqlite: `UPDATE tasks SET ${leaseColumns},
         updated_at = MAX($2, strftime('%Y-%m-%dT%H:%M:%f+00:00', updated_at, '+0.001 seconds'))
-      WHERE id = (SELECT t.id FROM tasks t INDEXED BY ${nextIndex} WHERE ${ready("t")})
+      WHERE id = $8 AND agent_id = $1 AND project_id = $7 AND status = 'pending'
       RETURNING ${taskColumns}`,
-    postgresql: `WITH next AS (
-        SELECT t.id AS next_id FROM tasks t WHERE ${ready("t")} FOR UPDATE OF t SKIP LOCKED)
-      UPDATE tasks SET ${leaseColumns},
+    postgresql: `UPDATE tasks SET ${leaseColumns},
         updated_at = GREATEST($2::timestamp, tasks.updated_at + interval '1 millisecond')
-      FROM next WHERE tasks.id = next.next_id
+      WHERE id = $8 AND agent_id = $1 AND project_id = $7 AND status = 'pending'
       RETURNING ${taskColumns}`,
   }),
+  /** A pool lease took one of the agent's tasks: its turn is over (not a change of the agent: no version, no event). */
+  tookTurn: statement<unknown, [agentId: string, now: Date, projectId: string]>(
+    "leases_took_turn",
+    "UPDATE agents SET last_leased_at = $2 WHERE id = $1 AND project_id = $3",
+  ),
+  /** The running agents a pool lease's selector matches, in turn order, with their top ready priority. */
+  poolAgents: {
+    all: poolAgents("all"),
+    ids: poolAgents("ids"),
+    type: poolAgents("type"),
+    metadata: poolAgents("metadata"),
+  },
+  /** Of the listed ids (JSON array text), those that name an agent of the project. */
+  existingAgents: statement<{ id: string }, [projectId: string, agentIds: string]>("leases_existing_agents", {
+    sqlite: "SELECT id FROM agents WHERE project_id = $1 AND id IN (SELECT value FROM json_each($2))",
+    postgresql: "SELECT id FROM agents WHERE project_id = $1 AND id IN (SELECT jsonb_array_elements_text($2::jsonb))",
+  }),
+  /**
+   * A renewal: the lease's expiry and duration only, if the task is still at
+   * the version it was read at. Not a change of the task: no new version,
+   * updated_at kept, no event (docs/api/events.md).
+   */
+  renew: statement<
+    TaskRow,
+    [id: string, leaseId: string, version: number, expiresAt: Date, durationSeconds: number, projectId: string]
+  >(
+    "leases_renew",
+    `UPDATE tasks SET lease_expires_at = $4, lease_duration_seconds = $5
+     WHERE id = $1 AND lease_id = $2 AND version = $3 AND project_id = $6 RETURNING ${taskColumns}`,
+  ),
   /** The task holding lease `leaseId` (tasks_lease_id_key), under its agent. */
   byLease: statement<TaskRow, [leaseId: string, agentId: string, projectId: string]>(
     "leases_by_id",

@@ -20,10 +20,24 @@ export interface AgentWatch {
 }
 
 export function watchAgent(db: Database, agentId: string): AgentWatch {
+  return watch(db, (payload) => payload === agentId || payload === "");
+}
+
+/**
+ * A pool lease's watch (docs/api/leases.md): any change in any agent may
+ * concern it (a task of one of its agents, or an agent that starts running
+ * and so joins the pool). A notification costs it one look at the pool's
+ * agents.
+ */
+export function watchAll(db: Database): AgentWatch {
+  return watch(db, () => true);
+}
+
+function watch(db: Database, concerns: (payload: string) => boolean): AgentWatch {
   let told = false;
   let wake: (() => void) | undefined;
   const stop = db.listen("events", (payload) => {
-    if (payload !== agentId && payload !== "") return;
+    if (!concerns(payload)) return;
     told = true;
     wake?.();
   });

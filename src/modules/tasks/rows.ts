@@ -28,11 +28,12 @@ export interface TaskRow {
   error: string | null;
   version: number;
   metadata: string;
+  concurrency_key: string | null;
 }
 
 export const taskColumns = `id, project_id, agent_id, title, description, priority, status, input, result, created_at, updated_at,
   max_attempts, attempts, run_at, deadline_at, lease_id, lease_worker, lease_created_at, lease_expires_at,
-  lease_duration_seconds, cancel_requested, error, version, metadata`;
+  lease_duration_seconds, cancel_requested, error, version, metadata, concurrency_key`;
 
 // JSON is stored as the text the client's value serialises to, so it comes
 // back exactly as sent (key order included); JSON null is stored as NULL.
@@ -64,6 +65,7 @@ export const toTask = (row: TaskRow): TaskOut => ({
   error: fromText(row.error),
   version: row.version,
   metadata: JSON.parse(row.metadata),
+  concurrency_key: row.concurrency_key,
 });
 
 /** The columns of docs/api/leases.md (running tasks) in the order `update` takes them. */
@@ -110,6 +112,7 @@ export const updateArgs = (row: TaskRow, updatedAt: Date, version: number) =>
     row.lease_duration_seconds,
     row.metadata,
     row.project_id,
+    row.concurrency_key,
   ] as const;
 
 /** The fields of a Task whose changes an update event lists (updated_at and version change with every write). */
@@ -127,6 +130,7 @@ export const taskChangeFields = [
   "cancel_requested",
   "error",
   "metadata",
+  "concurrency_key",
 ] as const;
 
 /** The lists' order: created_at, then id. */

@@ -90,6 +90,12 @@ const finishingRules = (ctx: { value: Record<string, unknown>; issues: z.core.$Z
   }
 };
 
+export const concurrencyKey = text(1, 100).meta({
+  description:
+    "Tasks sharing a key share their agent's concurrency.max_running_per_key; tasks without one form one key (docs/api/agents.md)",
+  example: "customer-42",
+});
+
 export const TaskCreate = z.object({
   title,
   description: description.optional(),
@@ -97,6 +103,7 @@ export const TaskCreate = z.object({
   input: input.optional(),
   ...schedulingFields,
   metadata: metadataInput.optional(),
+  concurrency_key: concurrencyKey.optional(),
 });
 
 export const taskUpdateFields = [
@@ -110,6 +117,7 @@ export const taskUpdateFields = [
   "deadline_at",
   "lease_id",
   "metadata",
+  "concurrency_key",
 ] as const;
 const TaskUpdate = z.object({
   title: title.optional(),
@@ -120,6 +128,10 @@ const TaskUpdate = z.object({
   ...schedulingFields,
   ...finishingFields,
   metadata: metadataPatch.optional(),
+  concurrency_key: concurrencyKey
+    .nullable()
+    .optional()
+    .meta({ description: "Changed only while the task is pending; null removes it" }),
 });
 
 // trpc-to-openapi keeps only `examples` of an input's meta: request examples go there.
@@ -149,6 +161,7 @@ export const TaskListQuery = z
     agent_id: agentId,
     ...listFields,
     status: taskStatus.optional().meta({ description: "Only tasks in this state" }),
+    concurrency_key: concurrencyKey.optional().meta({ description: "Only tasks with this concurrency_key" }),
   })
   .check(cursorOrSkip);
 
@@ -172,6 +185,7 @@ const taskExample = {
   error: null,
   version: 1,
   metadata: {},
+  concurrency_key: null,
 };
 
 /** The live lease of a task (docs/api/tasks.md). */
@@ -223,6 +237,7 @@ export const Task = z
     error: TaskError.nullable(),
     version,
     metadata,
+    concurrency_key: z.string().nullable().meta({ description: "Its concurrency key, if any", example: null }),
   })
   .meta({
     id: "Task",

@@ -5,6 +5,7 @@ import type { KeptAnswer } from "../../idempotency/kept-answer.js";
 import { taskRetries } from "../../metrics/registry.js";
 import type { Acting } from "../../resources/acting.js";
 import {
+  type Changes,
   changesOf,
   lostRace,
   nextUpdatedAt,
@@ -27,6 +28,19 @@ import { taskList, taskStatements } from "./sql.js";
 import { newTaskSchedule, planTaskUpdate } from "./update-plan.js";
 
 const taskNotFound = () => notFound("Task");
+
+/**
+ * A task's final change is recorded as task.succeeded, task.failed or
+ * task.cancelled rather than task.updated (docs/api/events.md); the other
+ * kinds (task.lease_expired, task.retry_scheduled, …) keep theirs.
+ */
+export function finalType(type: EventType, task: TaskOut, changes: Changes): EventType {
+  if (type !== "task.updated" || changes.status === undefined) return type;
+  if (task.status === "succeeded" || task.status === "failed" || task.status === "cancelled") {
+    return `task.${task.status}`;
+  }
+  return type;
+}
 const agentNotFound = () => notFound("Agent");
 
 async function agentExists(db: Queryable, projectId: string, agentId: string): Promise<boolean> {
@@ -52,9 +66,13 @@ export const tasksService = {
   },
 
   /** A page of an agent's tasks (docs/http.md): filtered, in either order, from a cursor, with the total when asked for. */
-  async list(db: Database, projectId: string, { agent_id: agentId, ...filter }: TaskListInput): Promise<Page<TaskOut>> {
+  async list(
+    db: Database,
+    projectId: string,
+    { agent_id: agentId, concurrency_key: concurrencyKey, ...filter }: TaskListInput,
+  ): Promise<Page<TaskOut>> {
     if (!(await agentExists(db, projectId, agentId))) throw agentNotFound();
-    return listPage(db, taskList, { ...filter, scopeId: agentId }, toTask);
+    return listPage(db, taskList, { ...filter, scopeId: agentId, column: concurrencyKey }, toTask);
   },
 
   async get(db: Database, projectId: string, agentId: string, id: string): Promise<TaskOut> {
@@ -88,6 +106,7 @@ export const tasksService = {
         deadlineAt,
         JSON.stringify(input.metadata ?? {}),
         projectId,
+        input.concurrency_key ?? null,
       ]);
       if (!row) {
         if (!(await agentExists(tx, projectId, agentId))) throw agentNotFound();
@@ -141,7 +160,7 @@ export const tasksService = {
           await writePairs(tx, taskStatements, id, new Date(before.created_at), JSON.parse(written.metadata), true);
         }
         const task = toTask(written);
-        const event = { type: planned.type, agentId, taskId: id, data: { task, changes } };
+        const event = { type: finalType(planned.type, task, changes), agentId, taskId: id, data: { task, changes } };
         await recordEvents(tx, projectId, [event], updatedAt);
         retried = planned.type === "task.retry_scheduled";
         return task;
@@ -173,7 +192,12 @@ export const tasksService = {
     const written = await tx.get(taskStatements.update, updateArgs(after, updatedAt, before.version));
     if (!written) return lostRace;
     const task = toTask(written);
-    const event = { type, agentId: task.agent_id, taskId: task.id, data: { task, changes } };
+    const event = {
+      type: finalType(type, task, changes),
+      agentId: task.agent_id,
+      taskId: task.id,
+      data: { task, changes },
+    };
     await recordEvents(tx, written.project_id, [event], updatedAt);
     return written;
   },

@@ -36,16 +36,19 @@ export const taskStatements = {
       deadlineAt: Date | null,
       metadata: string,
       projectId: string,
+      concurrencyKey: string | null,
     ]
   >("tasks_insert", {
     sqlite: `INSERT INTO tasks (id, project_id, agent_id, title, description, priority, status, input, result,
-        created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata)
-      SELECT $1, project_id, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11
+        created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata,
+        concurrency_key)
+      SELECT $1, project_id, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11, $13
       FROM agents WHERE id = $7 AND project_id = $12 AND status <> 'stopped'
       RETURNING ${taskColumns}`,
     postgresql: `INSERT INTO tasks (id, project_id, agent_id, title, description, priority, status, input, result,
-        created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata)
-      SELECT $1, project_id, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11
+        created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata,
+        concurrency_key)
+      SELECT $1, project_id, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11, $13
       FROM agents WHERE id = $7 AND project_id = $12 AND status <> 'stopped' FOR SHARE
       RETURNING ${taskColumns}`,
   }),
@@ -68,6 +71,7 @@ export const taskStatements = {
       version: number,
       ...running: RunningColumns,
       projectId: string,
+      concurrencyKey: string | null,
     ]
   >(
     "tasks_update",
@@ -75,7 +79,7 @@ export const taskStatements = {
        version = version + 1,
        max_attempts = $10, attempts = $11, run_at = $12, deadline_at = $13, lease_id = $14, lease_worker = $15,
        lease_created_at = $16, lease_expires_at = $17, cancel_requested = $18, error = $19,
-       lease_duration_seconds = $20, metadata = $21
+       lease_duration_seconds = $20, metadata = $21, concurrency_key = $23
      WHERE id = $7 AND agent_id = $8 AND version = $9 AND project_id = $22 RETURNING ${taskColumns}`,
   ),
   delete: statement<TaskRow, [id: string, agentId: string, projectId: string]>(
@@ -110,6 +114,7 @@ export const taskList: ListSource = {
   table: "tasks",
   columns: taskColumns,
   indexes: { all: "tasks_agent_id_created_at_id_idx", byStatus: "tasks_agent_id_status_created_at_id_idx" },
+  byColumn: { column: "concurrency_key", index: "tasks_agent_id_concurrency_key_created_at_id_idx" },
   pairs: { table: "task_metadata", id: "task_id", index: "task_metadata_agent_id_key_value_created_at_task_id_idx" },
   scope: "agent_id",
 };

@@ -117,6 +117,11 @@ export function planTaskUpdate(row: TaskRow, patch: TaskUpdateBody, now: Date, p
   const edited = { ...row, ...given({ title, description, priority }) };
   if (result !== undefined) edited.result = toText(result);
   const after = schedule(edited, patch);
+  // A running task counts under its key: changing it then could take a key past its limit.
+  if (patch.concurrency_key !== undefined && patch.concurrency_key !== row.concurrency_key) {
+    if (row.status !== "pending") throw onlyWhile("concurrency_key", "pending", row.status);
+    after.concurrency_key = patch.concurrency_key;
+  }
   if (status === undefined || status === row.status) return { row: after, type: "task.updated" };
   if (!leased) {
     isStatusChange(taskTransitions, row.status as TaskStatus, status);

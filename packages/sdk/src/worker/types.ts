@@ -43,6 +43,8 @@ export interface Task<Input = unknown, Result = unknown> {
   error: TaskError | null;
   version: number;
   metadata: Record<string, string>;
+  /** Tasks sharing a key share their agent's max_running_per_key. */
+  concurrency_key: string | null;
 }
 
 /** A worker's hold on one task; `task` is the task as it was when the service answered. */
