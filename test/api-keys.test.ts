@@ -402,3 +402,30 @@ describe("Idempotency-Key with a key made through the API", () => {
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
   });
 });
+
+describe("rate limits with keys made through the API", () => {
+  it("counts each key in its own bucket once it is known, an invented key against its address", async () => {
+    const limited = await startTestApp({ RATE_LIMIT_PER_MINUTE: "3", MAX_QUEUE_MS: "60000" });
+    try {
+      const admin = await signIn(limited, { role: "admin" });
+      const keys = [];
+      for (const name of ["one", "two"]) {
+        keys.push((await createKey(limited, admin.headers, defaultProjectId, ["agents:read"], { name })).send);
+      }
+      const [one, two] = keys as [Record<string, string>, Record<string, string>];
+      const statuses = async (headers: Record<string, string>, n: number) => {
+        const seen: number[] = [];
+        for (let i = 0; i < n; i++) seen.push((await send(limited, "GET", "/agents", headers)).status);
+        return seen;
+      };
+      // The first use of a key counts against the address (it is not known yet); then its own 3.
+      expect(await statuses(one, 5)).toEqual([200, 200, 200, 200, 429]);
+      expect(await statuses(two, 4)).toEqual([200, 200, 200, 200]);
+      // The address has had two requests: one more, then refused; invented keys count there too.
+      const invented = { "x-api-key": "amk_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" };
+      expect(await statuses(invented, 2)).toEqual([403, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+});

@@ -69,8 +69,15 @@ class KeyMemory {
     });
   }
 
+  /** After this process committed a revocation: its next request with any key reads it again, without waiting for the notification. */
+  changed() {
+    this.forget();
+    this.stale = true;
+  }
+
   private forget() {
     this.keys.clear();
+    validLately.clear();
     this.generation = undefined;
   }
 
@@ -103,6 +110,21 @@ class KeyMemory {
   }
 }
 
+/**
+ * Presented keys this process found valid lately (by a digest of the whole
+ * key), and whose they are: whom a request counts against (its rate-limit
+ * bucket) is known before the request is authorised, with no read. A key
+ * never found valid, such as an invented one, is not here, and counts against
+ * its sender's address. Emptied with the memory of keys, at every revocation.
+ */
+const validLately = new Map<string, string>();
+const digestOf = (presented: string) => createHash("sha256").update(presented).digest("base64url");
+
+/** The id of the key `presented` is, if this process found it valid lately. */
+export function keyHolderOf(presented: string): string | undefined {
+  return validLately.size === 0 ? undefined : validLately.get(digestOf(presented));
+}
+
 const memories = new WeakMap<Database, KeyMemory>();
 const memoryOf = (db: Database) => {
   let memory = memories.get(db);
@@ -132,6 +154,8 @@ export const apiKeysService = {
     if (!row || !matches || row.revoked_at !== null) return undefined;
     if (row.expires_at !== null && Date.parse(row.expires_at) <= Date.now()) return undefined;
     memoryOf(db).touch(row.id);
+    if (validLately.size >= MOST_REMEMBERED) validLately.clear();
+    validLately.set(digestOf(presented), row.id);
     return {
       id: row.id,
       projectId: row.project_id,
@@ -212,12 +236,17 @@ export const apiKeysService = {
     return toApiKey(row);
   },
 
+  /** This process forgets the keys it remembers: after a committed change that ends keys (a project's deletion). */
+  forgetKeys(db: Database) {
+    memoryOf(db).changed();
+  },
+
   /** Revokes the key on every instance (docs/api/projects.md: within a second); revoking it again changes nothing. */
   async revoke(db: Database, acting: Acting, id: string): Promise<void> {
-    await db.transaction(async (tx) => {
+    const revoked = await db.transaction(async (tx) => {
       const row = isUuid(id) ? await tx.get(statements.revoke, [acting.projectId, id, new Date()]) : undefined;
       if (!row) {
-        if (isUuid(id) && (await tx.get(statements.get, [acting.projectId, id]))) return;
+        if (isUuid(id) && (await tx.get(statements.get, [acting.projectId, id]))) return false;
         throw keyNotFound();
       }
       await tx.run(statements.bumpGeneration, []);
@@ -232,6 +261,9 @@ export const apiKeysService = {
           prefix: row.prefix,
         },
       );
+      return true;
     });
+    // Committed: this process refuses the key from its next request on, whenever the notification comes.
+    if (revoked) memoryOf(db).changed();
   },
 };

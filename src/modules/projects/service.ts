@@ -4,6 +4,7 @@ import { AppError, notFound } from "../../errors.js";
 import type { KeptAnswer } from "../../idempotency/kept-answer.js";
 import { type Acting, defaultProjectId } from "../../resources/acting.js";
 import { isUuid } from "../../resources/schemas.js";
+import { apiKeysService } from "../api-keys/service.js";
 import { apiKeyStatements, apiKeysChannel } from "../api-keys/sql.js";
 import { auditService } from "../audit/service.js";
 import type { MemberOut, ProjectOut, ProjectWithRoleOut } from "./schemas.js";
@@ -144,6 +145,8 @@ export const projectsService = {
         },
       );
     });
+    // Committed: this process refuses its keys from its next request on, whenever the notification comes.
+    apiKeysService.forgetKeys(db);
   },
 
   /** A project named by its id or, for the command line, its name (refused when several share it). */
