@@ -142,13 +142,10 @@ export const scheduleStatements = {
       WHERE s.next_run_at <= $1 ORDER BY s.next_run_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
   }),
   /** After a run time: the next one, and the task made (or the previous one kept when none was made). */
-  advance: statement<
-    unknown,
-    [id: string, nextRunAt: Date | null, lastRunAt: Date | null, lastTaskId: string | null, runAt: Date]
-  >(
+  advance: statement<unknown, [id: string, nextRunAt: Date | null, lastRunAt: Date | null, lastTaskId: string | null]>(
     "schedules_advance",
     `UPDATE schedules SET next_run_at = $2, last_run_at = COALESCE($3, last_run_at),
        last_task_id = COALESCE($4, last_task_id)
-     WHERE id = $1 AND next_run_at = $5`,
+     WHERE id = $1`,
   ),
 };
