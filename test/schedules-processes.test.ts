@@ -124,7 +124,7 @@ describe.runIf(testProvider === "postgresql")("two instances on PostgreSQL", () 
     await until(async () => (await scheduledTasks(agent.id)) > 0, runTime + 10_000 - Date.now(), "a first task");
     await a.kill();
     const atKill = await scheduledTasks(agent.id);
-    expect(atKill).toBeLessThan(600);
+    expect(atKill).toBeLessThan(200);
     // The survivor makes the rest, and the run times after.
     const third = new Date(runTime + 4_000);
     await until(
