@@ -71,7 +71,8 @@ async function metric(name: string): Promise<number> {
   return line ? Number(line.split(" ").at(-1)) : 0;
 }
 
-describe("run times", () => {
+// Independent of one another (each its own agent): run at once, to keep the file quick.
+describe.concurrent("run times", () => {
   it("an interval creates one task per run time, at that time, with schedule_id and scheduled_for", async () => {
     const agent = await createAgent(app);
     const start = soon();

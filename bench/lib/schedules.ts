@@ -84,7 +84,7 @@ const percentile = (sorted: number[], p: number) =>
 
 export async function scheduleBench(ctx: RunContext): Promise<ScheduleBench> {
   const { log, options } = ctx;
-  const quick = options.duration <= 2;
+  const { quick } = options;
   const firing = quick ? 1_000 : 10_000;
   const windowSeconds = quick ? 10 : 60;
   const idle = quick ? 10_000 : 100_000;

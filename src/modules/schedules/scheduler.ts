@@ -106,17 +106,23 @@ export function startScheduler({ db, logger }: { db: Database; logger: Logger })
     timer.unref();
   };
 
-  /** The alarm at the earliest run time; one already passed that this instance could not take is held elsewhere. */
-  async function rearmAlarm(tookNone = false): Promise<void> {
+  /**
+   * The alarm at the earliest run time. One that was already due when this
+   * instance claimed (`claimedAt`) and yet not taken is held by another
+   * instance's transaction: looked at again shortly.
+   */
+  async function rearmAlarm(claimedAt?: number): Promise<void> {
     const next = await db.get(scheduleStatements.nextDue, []);
     const at = next?.due ? instantOf(next.due).getTime() : undefined;
-    setAlarm(tookNone && at !== undefined && at <= Date.now() ? Date.now() + HELD_ELSEWHERE_MS : at);
+    setAlarm(claimedAt !== undefined && at !== undefined && at <= claimedAt ? Date.now() + HELD_ELSEWHERE_MS : at);
   }
 
-  async function runBatch(): Promise<number> {
+  async function runBatch(): Promise<{ taken: number; claimedAt: number }> {
     const tally: Tally = { created: 0, skipped_overlap: 0, skipped_missed: 0, lags: [] };
+    let claimedAt = Date.now();
     const taken = await db.transaction(async (tx) => {
       const now = new Date();
+      claimedAt = now.getTime();
       const rows = await tx.all(scheduleStatements.claimDue, [now, BATCH]);
       for (const row of rows) await runOne(tx, row, now, tally);
       return rows.length;
@@ -126,18 +132,20 @@ export function startScheduler({ db, logger }: { db: Database; logger: Logger })
     if (tally.skipped_overlap) scheduleRuns.inc({ outcome: "skipped_overlap" }, tally.skipped_overlap);
     if (tally.skipped_missed) scheduleRuns.inc({ outcome: "skipped_missed" }, tally.skipped_missed);
     for (const lag of tally.lags) scheduleRunLag.observe(Math.max(lag, 0) / 1000);
-    return taken;
+    return { taken, claimedAt };
   }
 
   async function runDue(): Promise<void> {
     let taken = 0;
+    let claimedAt: number;
     for (;;) {
       if (stopped) return;
       const batch = await runBatch();
-      taken += batch;
-      if (batch < BATCH) break;
+      taken += batch.taken;
+      claimedAt = batch.claimedAt;
+      if (batch.taken < BATCH) break;
     }
-    await rearmAlarm(taken === 0);
+    await rearmAlarm(taken === 0 ? claimedAt : undefined);
   }
 
   /** One task at a time: the alarm runs, a notification only moves the alarm. */

@@ -130,7 +130,10 @@ export const scheduleStatements = {
   ),
   /**
    * Due schedules, claimed: on PostgreSQL locked with SKIP LOCKED, so each
-   * instance takes others than those in flight elsewhere; on SQLite the
+   * instance takes others than those in flight elsewhere, with their agents
+   * shared-locked in the same step (an agent being deleted or changed is
+   * passed over until it is done, rather than waited for while holding its
+   * schedules, which would deadlock with the deletion); on SQLite the
    * transaction holds the write lock, so claims are one at a time.
    */
   claimDue: statement<ScheduleRow & { agent_status: string }, [now: Date, limit: number]>("schedules_claim_due", {
@@ -139,7 +142,7 @@ export const scheduleStatements = {
       WHERE s.next_run_at <= $1 ORDER BY s.next_run_at LIMIT $2`,
     postgresql: `SELECT ${columns.replace(/(\w+)/g, "s.$1")}, a.status AS agent_status
       FROM schedules s JOIN agents a ON a.id = s.agent_id
-      WHERE s.next_run_at <= $1 ORDER BY s.next_run_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
+      WHERE s.next_run_at <= $1 ORDER BY s.next_run_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED FOR SHARE OF a SKIP LOCKED`,
   }),
   /** After a run time: the next one, and the task made (or the previous one kept when none was made). */
   advance: statement<unknown, [id: string, nextRunAt: Date | null, lastRunAt: Date | null, lastTaskId: string | null]>(
