@@ -164,6 +164,30 @@ describe("managing schedules", () => {
     expect(Date.parse(cron.next_run_at as string) - Date.parse(startAt)).toBeLessThanOrEqual(300_000);
   });
 
+  it("takes the edges of the date range: a run time past year 9999 is none", async () => {
+    const agent = await createAgent(app);
+    const last = await createSchedule(agent.id, {
+      every_seconds: 31_536_000,
+      start_at: "9999-12-31T23:59:59Z",
+      task: { title: "t" },
+    });
+    expect(last.next_run_at).toBe("9999-12-31T23:59:59.000Z");
+    const beyond = await createSchedule(agent.id, {
+      cron: "0 0 1 1 *",
+      timezone: "Pacific/Kiritimati",
+      start_at: "9999-06-01T00:00:00Z",
+      task: { title: "t" },
+    });
+    expect(beyond.next_run_at).toBeNull();
+    const ancient = await createSchedule(agent.id, {
+      cron: "* * * * *",
+      start_at: "0001-01-01T00:00:00Z",
+      end_at: "0001-01-02T00:00:00Z",
+      task: { title: "t" },
+    });
+    expect(ancient.next_run_at).toBeNull();
+  });
+
   it("lists an agent's schedules in pages, with a cursor", async () => {
     const agent = await createAgent(app);
     const made: ScheduleOut[] = [];

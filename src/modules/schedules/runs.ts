@@ -14,6 +14,7 @@ export interface Clock {
   created_at: string;
 }
 
+const LAST_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
 const ms = (iso: string | null) => (iso === null ? null : instantOf(iso).getTime());
 
 /**
@@ -34,7 +35,9 @@ export function nextRunAfter(clock: Clock, after: number): number | null {
     const from = startAt !== null && startAt - 1 > after ? startAt - 1 : after;
     next = nextCronTime(clock.cron as string, clock.timezone, from);
   }
-  return next !== null && endAt !== null && next > endAt ? null : next;
+  // No run time past end_at, nor past the last instant the API can show (docs/http.md: years 0001–9999).
+  if (next === null || (endAt !== null && next > endAt) || next > LAST_INSTANT) return null;
+  return next;
 }
 
 /** How late a run time may be taken up and still count as on time rather than missed (catch_up none). */

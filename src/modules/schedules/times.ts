@@ -97,7 +97,13 @@ export function nextCronTime(expression: string, timezone: string, after: number
   // Wall-clock times map to instants in order, and no time before the wall clock at `after` maps past it.
   let wall = wallOf(timezone, after) - 1;
   for (let i = 0; i < 1_000; i++) {
-    const next = cron.nextRun(new Date(wall));
+    let next: Date | null;
+    try {
+      next = cron.nextRun(new Date(wall));
+    } catch {
+      // Beyond the dates croner reads (the end of year 9999 and after): no run time.
+      return null;
+    }
     if (!next) return null;
     wall = next.getTime();
     const t = instantOfWall(timezone, wall);
