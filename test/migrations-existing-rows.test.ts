@@ -127,6 +127,8 @@ describe(`the ${testProvider} migration ${migration} on a database that holds ag
           version: 1,
           metadata: {},
           concurrency_key: null,
+          schedule_id: null,
+          scheduled_for: null,
         })),
       );
       expect(JSON.stringify(tasks[0]?.input)).toBe('{"b":1,"a":[2]}');

@@ -52,6 +52,8 @@ describe("POST /agents/{agent_id}/tasks", () => {
       version: 1,
       metadata: {},
       concurrency_key: null,
+      schedule_id: null,
+      scheduled_for: null,
     });
     expect(await read(await app.request(`/agents/${agent.id}/tasks/${task.id}`))).toEqual(task);
   });

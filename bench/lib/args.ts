@@ -24,6 +24,8 @@ export interface BenchOptions {
   agents: number;
   /** Agents (and tasks) of the lists' database, scenarios (k) and (l) and the plans: a million unless a smoke run says less. */
   listRows: number;
+  /** `--quick`: a smoke run, smaller where a scenario has a size of its own ((m)). */
+  quick: boolean;
 }
 
 function positiveNumber(raw: string | undefined, fallback: number, name: string): number {
@@ -63,6 +65,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     scenarios: values.scenarios.split(",").filter(Boolean),
     agents: 10_000,
     listRows: Math.floor(positiveNumber(values["list-rows"], 1_000_000, "list-rows")),
+    quick,
   };
 }
 

@@ -29,11 +29,13 @@ export interface TaskRow {
   version: number;
   metadata: string;
   concurrency_key: string | null;
+  schedule_id: string | null;
+  scheduled_for: string | null;
 }
 
 export const taskColumns = `id, project_id, agent_id, title, description, priority, status, input, result, created_at, updated_at,
   max_attempts, attempts, run_at, deadline_at, lease_id, lease_worker, lease_created_at, lease_expires_at,
-  lease_duration_seconds, cancel_requested, error, version, metadata, concurrency_key`;
+  lease_duration_seconds, cancel_requested, error, version, metadata, concurrency_key, schedule_id, scheduled_for`;
 
 // JSON is stored as the text the client's value serialises to, so it comes
 // back exactly as sent (key order included); JSON null is stored as NULL.
@@ -66,6 +68,8 @@ export const toTask = (row: TaskRow): TaskOut => ({
   version: row.version,
   metadata: JSON.parse(row.metadata),
   concurrency_key: row.concurrency_key,
+  schedule_id: row.schedule_id,
+  scheduled_for: row.scheduled_for,
 });
 
 /** The columns of docs/api/leases.md (running tasks) in the order `update` takes them. */

@@ -186,6 +186,8 @@ const taskExample = {
   version: 1,
   metadata: {},
   concurrency_key: null,
+  schedule_id: null,
+  scheduled_for: null,
 };
 
 /** The live lease of a task (docs/api/tasks.md). */
@@ -238,6 +240,14 @@ export const Task = z
     version,
     metadata,
     concurrency_key: z.string().nullable().meta({ description: "Its concurrency key, if any", example: null }),
+    schedule_id: z
+      .string()
+      .nullable()
+      .meta({ description: "The schedule that created it (docs/api/schedules.md); null otherwise", example: null }),
+    scheduled_for: timestamp.nullable().meta({
+      description: "The run time of its schedule it was created for; null otherwise (and for a run now)",
+      example: null,
+    }),
   })
   .meta({
     id: "Task",

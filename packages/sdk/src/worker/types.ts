@@ -45,6 +45,9 @@ export interface Task<Input = unknown, Result = unknown> {
   metadata: Record<string, string>;
   /** Tasks sharing a key share their agent's max_running_per_key. */
   concurrency_key: string | null;
+  /** The schedule that created it, and the run time it was created for (null for a run now); null otherwise. */
+  schedule_id: string | null;
+  scheduled_for: string | null;
 }
 
 /** A worker's hold on one task; `task` is the task as it was when the service answered. */
