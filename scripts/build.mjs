@@ -1,6 +1,8 @@
 // The build: the service (tsc into dist/), then the SDK (packages/sdk/dist:
 // its worker entry compiled by tsc, its client entry's declaration written by
-// scripts/client-types.ts), then a stamp of what was built.
+// scripts/client-types.ts), then the console (Vite, ui/ into dist/ui/, whose
+// gzipped JavaScript it reports and holds to its budget), then a stamp of
+// what was built.
 //
 //   node scripts/build.mjs               build (npm run build)
 //   node scripts/build.mjs --if-changed  build only when the inputs differ from the stamp, or an output
@@ -17,6 +19,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync 
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const stampFile = join(root, "dist", ".build-stamp");
@@ -26,6 +29,9 @@ const inputs = [
   "packages/sdk/src",
   "packages/sdk/package.json",
   "packages/sdk/tsconfig.json",
+  "ui/src",
+  "ui/index.html",
+  "ui/vite.config.ts",
   "scripts/build.mjs",
   "scripts/client-types.ts",
   "scripts/client-types-printer.ts",
@@ -36,7 +42,12 @@ const inputs = [
 ];
 
 /** What the build writes that a start or a pack needs: missing, the build runs whatever the stamp says. */
-const outputs = ["dist/src/main.js", "packages/sdk/dist/worker.js", "packages/sdk/dist/client.d.ts"];
+const outputs = [
+  "dist/src/main.js",
+  "packages/sdk/dist/worker.js",
+  "packages/sdk/dist/client.d.ts",
+  "dist/ui/index.html",
+];
 
 /** Every file under `path` (a folder), or `path` itself (a file). */
 function filesOf(path) {
@@ -64,6 +75,23 @@ function run(script, args) {
   if (done.status !== 0) process.exit(done.status ?? 1);
 }
 
+/** The console's JavaScript, gzipped as the service's clients receive it, at most this (docs/console.md). */
+const consoleBudgetBytes = 300 * 1024;
+
+function reportConsoleSize() {
+  const assets = join(root, "dist", "ui", "assets");
+  const scripts = readdirSync(assets).filter((name) => name.endsWith(".js"));
+  const gzipped = scripts.reduce((sum, name) => sum + gzipSync(readFileSync(join(assets, name))).length, 0);
+  const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
+  console.log(
+    `console: ${scripts.length} script(s), ${kb(gzipped)} of JavaScript gzipped (budget ${kb(consoleBudgetBytes)})`,
+  );
+  if (gzipped > consoleBudgetBytes) {
+    console.error("console: the JavaScript is over its budget");
+    process.exit(1);
+  }
+}
+
 const hash = inputsHash();
 const built = existsSync(stampFile) && outputs.every((output) => existsSync(join(root, output)));
 if (process.argv.includes("--if-changed") && built && readFileSync(stampFile, "utf8") === hash) {
@@ -77,4 +105,6 @@ run(tsc, ["-p", "tsconfig.build.json"]);
 rmSync(join(root, "packages/sdk/dist"), { recursive: true, force: true });
 run(tsc, ["-p", "packages/sdk/tsconfig.json"]);
 run(require.resolve("tsx/cli"), ["scripts/client-types.ts"]);
+run(join(dirname(require.resolve("vite/package.json")), "bin", "vite.js"), ["build", "--config", "ui/vite.config.ts"]);
+reportConsoleSize();
 writeFileSync(stampFile, hash);
