@@ -58,7 +58,10 @@ export async function signIn(email: string, password: string): Promise<string> {
     headers: { "Content-Type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams({ grant_type: "password", username: email, password }),
   });
-  const body = (await response.json().catch(() => ({}))) as { access_token?: string; message?: string };
-  if (!response.ok || !body.access_token) throw new Error(body.message ?? `Sign-in failed (${response.status})`);
+  // The service's error body (docs/http.md): its words in `detail`.
+  const body = (await response.json().catch(() => ({}))) as { access_token?: string; detail?: string };
+  if (!response.ok || !body.access_token) {
+    throw new Error(`${response.status}: ${body.detail ?? "Sign-in failed"}`);
+  }
   return body.access_token;
 }
