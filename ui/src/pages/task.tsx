@@ -35,6 +35,7 @@ function Timeline({ agentId, taskId }: { agentId: string; taskId: string }) {
 export function TaskPage({ agentId, taskId }: { agentId: string; taskId: string }) {
   const trpc = useTRPC();
   const task = useQuery(trpc.tasks.get.queryOptions({ agent_id: agentId, task_id: taskId }));
+  const agent = useQuery(trpc.agents.get.queryOptions({ agent_id: agentId }));
   if (task.isPending) return <Loading what="the task" />;
   if (task.error) {
     return (
@@ -48,7 +49,7 @@ export function TaskPage({ agentId, taskId }: { agentId: string; taskId: string 
   return (
     <>
       <nav aria-label="Breadcrumb" className="crumbs">
-        <Link to="/">Agents</Link> / <Link to={`/agents/${agentId}`}>Agent</Link> /{" "}
+        <Link to="/">Agents</Link> / <Link to={`/agents/${agentId}`}>{agent.data?.name ?? "Agent"}</Link> /{" "}
         <span aria-current="page">{data.title}</span>
       </nav>
       <h1>{data.title}</h1>
