@@ -73,7 +73,7 @@ function expressApp(deps: AppDeps, document: object, limits: Limits, shedding: S
   app.use("/trpc", trpcHandler(appRouter, deps, { admission: shedding, requests: limits.requests }));
   app.use(tokenRouter(deps, limits));
   app.use(docsRouter(document));
-  app.use(consoleRouter());
+  app.use(consoleRouter(deps.config.authPolicy));
   app.use(notFoundOrMethodNotAllowed([...docsRoutes, ...tokenRoutes, ...consoleRoutes]));
   app.use(errorHandler(deps.logger));
   return app;

@@ -21,7 +21,7 @@ describe("the console's files at /ui", () => {
       '<!doctype html><script type="module" src="/ui/assets/index-AbC123.js"></script>',
     );
     writeFileSync(join(dir, "assets", asset), "export {};\n");
-    const app = express().use(consoleRouter(dir));
+    const app = express().use(consoleRouter("all", dir));
     server = createServer(app).listen(0, "127.0.0.1");
     await new Promise((listening) => server.once("listening", listening));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -37,7 +37,10 @@ describe("the console's files at /ui", () => {
       expect(response.status, path).toBe(200);
       expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8");
       expect(response.headers.get("cache-control")).toBe("no-cache");
-      expect(await response.text()).toContain("/ui/assets/index-AbC123.js");
+      const page = await response.text();
+      expect(page).toContain("/ui/assets/index-AbC123.js");
+      // AUTH_POLICY, for the page to know whether to ask for a sign-in first.
+      expect(page).toContain('<meta name="auth-policy" content="all" />');
     }
   });
 
@@ -53,7 +56,7 @@ describe("the console's files at /ui", () => {
   });
 
   it("says the console is not built when it is not", async () => {
-    const unbuilt = express().use(consoleRouter(join(dir, "nowhere")));
+    const unbuilt = express().use(consoleRouter("open", join(dir, "nowhere")));
     const other = createServer(unbuilt).listen(0, "127.0.0.1");
     await new Promise((listening) => other.once("listening", listening));
     try {

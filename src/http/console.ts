@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import express, { Router } from "express";
+import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import { projectRoot } from "../project-root.js";
 import { sendRestError } from "./respond.js";
@@ -14,12 +15,12 @@ const immutable = "public, max-age=31536000, immutable";
 /**
  * The console at /ui (docs/console.md): the page itself for /ui and every
  * path under it (the page routes in the browser), never cached, so a new
- * build is picked up at once; its assets, whose names carry their content's
+ * build is picked up at once, with AUTH_POLICY in a meta tag; its assets, whose names carry their content's
  * hash, cached for a year. Nothing else is served from the folder.
  */
-export function consoleRouter(dir = consoleDir): Router {
+export function consoleRouter(authPolicy: Config["authPolicy"], dir = consoleDir): Router {
   const route = Router();
-  let page: Buffer | undefined;
+  let page: string | undefined;
   const sendPage: express.RequestHandler = (_req, res) => {
     if (!page) {
       const file = join(dir, "index.html");
@@ -27,7 +28,11 @@ export function consoleRouter(dir = consoleDir): Router {
         sendRestError(res, new AppError("not_found", "The console is not built: run npm run build"));
         return;
       }
-      page = readFileSync(file);
+      // What the service asks of callers, so the page knows whether to ask for a sign-in before its first call.
+      page = readFileSync(file, "utf8").replace(
+        "<head>",
+        `<head>\n    <meta name="auth-policy" content="${authPolicy}" />`,
+      );
     }
     res.status(200).set({ "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache" }).send(page);
   };

@@ -3,7 +3,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useSyncExternalStore } from "react";
 import { Button, ErrorMessage, Link, Loading } from "./components";
-import { credentials } from "./credentials";
+import { authPolicy, credentials } from "./credentials";
 import { useLiveUpdates } from "./live";
 import { AgentPage } from "./pages/agent";
 import { AgentsPage } from "./pages/agents";
@@ -34,8 +34,10 @@ export function App() {
   const signedIn = useCredentials();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const projects = useQuery({ ...trpc.projects.list.queryOptions({}), staleTime: 60_000 });
-  const refused = statusOf(projects.error) === 401 || statusOf(projects.error) === 403;
+  // Under AUTH_POLICY=all nothing answers without a credential: the console asks for one before any call.
+  const mustSignIn = signedIn.kind === "none" && authPolicy === "all";
+  const projects = useQuery({ ...trpc.projects.list.queryOptions({}), staleTime: 60_000, enabled: !mustSignIn });
+  const refused = mustSignIn || statusOf(projects.error) === 401 || statusOf(projects.error) === 403;
 
   useEffect(() => {
     // A credential the service no longer takes (an expired token, a revoked key): back to signing in.
@@ -54,7 +56,7 @@ export function App() {
     return (
       <Frame>
         <SignInPage
-          expired={signedIn.kind === "none" && refused}
+          expired={signedIn.kind === "none" && refused && !mustSignIn}
           onSignedIn={() => {
             queryClient.clear();
             navigate("/");

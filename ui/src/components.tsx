@@ -128,7 +128,8 @@ export function Empty({ children }: { children: ReactNode }) {
 /** A table that scrolls sideways on a narrow screen instead of widening the page. */
 export function Table({ caption, head, children }: { caption: string; head: string[]; children: ReactNode }) {
   return (
-    <div className="table-wrap">
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a table that scrolls sideways on a phone takes focus, to be scrolled by keyboard
+    <section className="table-wrap" aria-label={caption} tabIndex={0}>
       <table>
         <caption className="visually-hidden">{caption}</caption>
         <thead>
@@ -142,6 +143,6 @@ export function Table({ caption, head, children }: { caption: string; head: stri
         </thead>
         <tbody>{children}</tbody>
       </table>
-    </div>
+    </section>
   );
 }

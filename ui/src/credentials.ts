@@ -39,6 +39,9 @@ export const credentials = {
   },
 };
 
+/** AUTH_POLICY, as the service writes it into the page: "all" means nothing works without signing in. */
+export const authPolicy = document.querySelector<HTMLMetaElement>('meta[name="auth-policy"]')?.content ?? "open";
+
 /** The headers every call carries: the credential, and the project to act in (a user's choice). */
 export function credentialHeaders(): Record<string, string> {
   const headers: Record<string, string> = {};
