@@ -1,6 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createWorker } from "../../packages/sdk/src/worker.js";
+import { createApp } from "../../src/app.js";
+import { capturingLogger, requestTo, testConfig } from "../helpers/app.js";
 import { bearer, createUser, type TestUser, tokenFor } from "../helpers/auth.js";
 import { browserForFile, saveScreenshot } from "../helpers/browser.js";
 import {
@@ -13,7 +17,7 @@ import {
   signInWithPassword,
   visit,
 } from "../helpers/console.js";
-import { testProvider } from "../helpers/databases.js";
+import { createTestDatabase, type TestDatabase, testProvider } from "../helpers/databases.js";
 import { gate } from "../helpers/sdk-worker.js";
 import { startReceiver } from "../helpers/webhook-receiver.js";
 import { startWebhookApp, type WebhookApp } from "../helpers/webhooks.js";
@@ -327,6 +331,58 @@ describe(`the console on ${testProvider}, in Chromium`, { timeout: 120_000 }, ()
     await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: "Keyboard agent", level: 1 }).waitFor();
     expectCleanConsole(tab);
+    await tab.close();
+  });
+});
+
+describe(`the console under AUTH_POLICY=open on ${testProvider}`, { timeout: 120_000 }, () => {
+  let database: TestDatabase;
+  let server: Server | undefined;
+  let stopServing: AbortController;
+  let port = 0;
+  const serve = async () => {
+    stopServing = new AbortController();
+    const config = testConfig({ AUTH_POLICY: "open" }, database);
+    const { logger } = capturingLogger();
+    server = createServer(createApp({ db: database.db, config, logger, shutdown: stopServing.signal }));
+    server.listen(port, "127.0.0.1");
+    await new Promise((listening) => server?.once("listening", listening));
+    port = (server.address() as AddressInfo).port;
+  };
+  const stop = async () => {
+    stopServing.abort();
+    server?.closeAllConnections();
+    await new Promise((closed) => server?.close(closed));
+  };
+  beforeAll(async () => {
+    buildConsole();
+    database = await createTestDatabase(inject("templateDatabase"));
+    await serve();
+  });
+  afterAll(async () => {
+    await stop();
+    await database?.drop();
+  });
+
+  it("opens without a sign-in, and its live updates resume after the service restarts", async () => {
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const request = requestTo(baseUrl);
+    const tab = await openConsole(await browser.get(), baseUrl, "/ui");
+    const { page } = tab;
+    await page.getByRole("heading", { name: "Agents", level: 1 }).waitFor();
+    await page.locator('[data-live="live"]').waitFor();
+    expect(await page.getByText("No sign-in").count()).toBe(1);
+
+    // The service stops, and starts again on the same address and database.
+    await stop();
+    await page.locator('[data-live="connecting"]').waitFor({ timeout: 15_000 });
+    await serve();
+    await page.locator('[data-live="live"]').waitFor({ timeout: 15_000 });
+    const created = await request("/agents", { method: "POST", json: { name: "After the restart", type: "worker" } });
+    expect(created.status).toBe(201);
+    await page.locator("tr", { hasText: "After the restart" }).waitFor({ timeout: 5000 });
+    // The browser logged the stream cut and the refused connections while the service was down; nothing else.
+    expect(tab.errors.filter((error) => !error.startsWith("Failed to load resource: net::ERR_"))).toEqual([]);
     await tab.close();
   });
 });
