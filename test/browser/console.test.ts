@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createWorker } from "../../packages/sdk/src/worker.js";
 import { createApp } from "../../src/app.js";
+import { defaultProjectId } from "../../src/resources/acting.js";
 import { capturingLogger, requestTo, testConfig } from "../helpers/app.js";
 import { bearer, createUser, type TestUser, tokenFor } from "../helpers/auth.js";
 import { browserForFile, saveScreenshot } from "../helpers/browser.js";
@@ -265,14 +266,18 @@ describe(`the console on ${testProvider}, in Chromium`, { timeout: 120_000 }, ()
       ["audit", "/ui/audit", "Audit log"],
     ] as const;
     try {
-      for (const [size, viewport] of [
-        ["desktop", desktop],
-        ["phone", phone],
+      // Light at both sizes, and dark (the system's setting) on the desktop.
+      for (const [size, viewport, colorScheme] of [
+        ["desktop", desktop, "light"],
+        ["phone", phone, "light"],
+        ["desktop-dark", desktop, "dark"],
       ] as const) {
-        const tab = await openConsole(await browser.get(), app.baseUrl, "/ui/sign-in", { viewport });
+        const tab = await openConsole(await browser.get(), app.baseUrl, "/ui/sign-in", { viewport, colorScheme });
         const { page } = tab;
         await page.getByRole("heading", { name: "Sign in", level: 1 }).waitFor();
         expect(await seriousViolations(page), `sign-in at ${size}`).toEqual([]);
+        const background = await page.evaluate<string>("getComputedStyle(document.body).backgroundColor");
+        expect(background).toBe(colorScheme === "dark" ? "rgb(21, 24, 28)" : "rgb(255, 255, 255)");
         await saveScreenshot(page, `console-sign-in-${size}`);
         await signInWithPassword(page, user.email, user.password);
         for (const [name, path, heading] of pages) {
@@ -291,6 +296,33 @@ describe(`the console on ${testProvider}, in Chromium`, { timeout: 120_000 }, ()
     } finally {
       await receiver.close();
     }
+  });
+
+  it("shows the service's 403 when the credential lacks a scope, and no live updates without events:read", async () => {
+    const made = await app.request(`/projects/${defaultProjectId}/api-keys`, {
+      method: "POST",
+      headers: bearer(token),
+      json: { name: "read agents", scopes: ["agents:read"] },
+    });
+    expect(made.status).toBe(201);
+    const { key } = (await made.json()) as { key: string };
+    const tab = await openConsole(await browser.get(), app.baseUrl, "/ui/sign-in");
+    const { page } = tab;
+    await page.getByLabel("API key", { exact: true }).fill(key);
+    await page.getByRole("button", { name: "Use the key" }).click();
+    await page.getByRole("heading", { name: "Agents", level: 1 }).waitFor();
+    await page.locator('[data-live="off"]').waitFor();
+    expect(await page.locator("[data-live]").getAttribute("title")).toBe(
+      "403: This credential lacks the scope events:read",
+    );
+    await page.getByLabel("Name", { exact: true }).fill("Not allowed");
+    await page.getByRole("button", { name: "Create agent" }).click();
+    await expect
+      .poll(() => page.getByRole("alert").textContent())
+      .toBe("403: This credential lacks the scope agents:write");
+    // The create's refusal, logged by the browser itself (the stream's comes as an event of a 200 stream).
+    expectCleanConsole(tab, [403]);
+    await tab.close();
   });
 
   it("is operated with the keyboard alone: sign in, create an agent, start it", async () => {
