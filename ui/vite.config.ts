@@ -9,6 +9,11 @@ export default defineConfig({
   base: "/ui/",
   plugins: [react()],
   logLevel: "warn",
+  // `npx vite --config ui/vite.config.ts`: the console with hot reload, calling the service on port 8000.
+  server: {
+    host: "127.0.0.1",
+    proxy: { "/trpc": "http://127.0.0.1:8000", "/token": "http://127.0.0.1:8000" },
+  },
   build: {
     outDir: fileURLToPath(new URL("../dist/ui", import.meta.url)),
     emptyOutDir: true,
