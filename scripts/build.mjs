@@ -1,8 +1,8 @@
 // The build: the service (tsc into dist/), then the SDK (packages/sdk/dist:
 // its worker entry compiled by tsc, its client entry's declaration written by
 // scripts/client-types.ts), then the console (Vite, ui/ into dist/ui/, whose
-// gzipped JavaScript it reports and holds to its budget), then a stamp of
-// what was built.
+// gzipped JavaScript it reports and holds to its budget; with --if-changed,
+// only when its own inputs changed), then a stamp of what was built.
 //
 //   node scripts/build.mjs               build (npm run build)
 //   node scripts/build.mjs --if-changed  build only when the inputs differ from the stamp, or an output
@@ -58,9 +58,17 @@ function filesOf(path) {
     .map((entry) => join(entry.parentPath, entry.name));
 }
 
+/**
+ * The console's own inputs: the bundle is made of them and node_modules alone
+ * (it takes only types from the service, which `npm run lint` checks), so a
+ * change of the service's sources does not build it again.
+ */
+const consoleInputs = ["ui/src", "ui/index.html", "ui/vite.config.ts", "package-lock.json"];
+const consoleStampFile = join(root, "dist", ".console-stamp");
+
 /** One hash of every input file's path and content, in a stable order. */
-function inputsHash() {
-  const files = inputs.flatMap((input) => filesOf(join(root, input))).sort();
+function inputsHash(paths = inputs) {
+  const files = paths.flatMap((input) => filesOf(join(root, input))).sort();
   const hash = createHash("sha256");
   for (const file of files) {
     hash.update(`${relative(root, file)}\0`);
@@ -105,6 +113,19 @@ run(tsc, ["-p", "tsconfig.build.json"]);
 rmSync(join(root, "packages/sdk/dist"), { recursive: true, force: true });
 run(tsc, ["-p", "packages/sdk/tsconfig.json"]);
 run(require.resolve("tsx/cli"), ["scripts/client-types.ts"]);
-run(join(dirname(require.resolve("vite/package.json")), "bin", "vite.js"), ["build", "--config", "ui/vite.config.ts"]);
+const consoleHash = inputsHash(consoleInputs);
+const consoleBuilt =
+  existsSync(join(root, "dist/ui/index.html")) &&
+  existsSync(consoleStampFile) &&
+  readFileSync(consoleStampFile, "utf8") === consoleHash;
+if (!(process.argv.includes("--if-changed") && consoleBuilt)) {
+  rmSync(consoleStampFile, { force: true });
+  run(join(dirname(require.resolve("vite/package.json")), "bin", "vite.js"), [
+    "build",
+    "--config",
+    "ui/vite.config.ts",
+  ]);
+  writeFileSync(consoleStampFile, consoleHash);
+}
 reportConsoleSize();
 writeFileSync(stampFile, hash);

@@ -18,7 +18,7 @@ describe("the console's files at /ui", () => {
     mkdirSync(join(dir, "assets"));
     writeFileSync(
       join(dir, "index.html"),
-      '<!doctype html><script type="module" src="/ui/assets/index-AbC123.js"></script>',
+      '<!doctype html><head></head><script type="module" src="/ui/assets/index-AbC123.js"></script>',
     );
     writeFileSync(join(dir, "assets", asset), "export {};\n");
     const app = express().use(consoleRouter("all", dir));

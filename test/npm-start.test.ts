@@ -88,11 +88,14 @@ describe("npm start", () => {
 
   it("builds first when a source changed since the last build", { timeout: 300_000 }, async () => {
     const stamp = readFileSync(file("dist/.build-stamp"), "utf8");
+    const consoleBuiltAt = statSync(file("dist/ui/index.html")).mtimeMs;
     appendFileSync(file("src/config.ts"), "\n// Changed after the build.\n");
 
     await startAndStop();
     expect(readFileSync(file("dist/src/config.js"), "utf8")).toContain("// Changed after the build.");
     expect(readFileSync(file("dist/.build-stamp"), "utf8")).not.toBe(stamp);
+    // The console is made of its own sources alone: not built again.
+    expect(statSync(file("dist/ui/index.html")).mtimeMs).toBe(consoleBuiltAt);
 
     // And the next start is a fast one again.
     const built = builtAt();
