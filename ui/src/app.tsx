@@ -23,9 +23,9 @@ export function useCredentials() {
 const menu = [
   { to: "/", label: "Agents", pages: ["agents", "agent", "task"] },
   { to: "/webhooks", label: "Webhooks", pages: ["webhooks", "webhook"] },
-  { to: "/keys", label: "API keys", pages: ["keys"] },
-  { to: "/members", label: "Members", pages: ["members"] },
-  { to: "/audit", label: "Audit log", pages: ["audit"] },
+  { to: "/keys", label: "API keys", pages: ["keys"], admin: true },
+  { to: "/members", label: "Members", pages: ["members"], admin: true },
+  { to: "/audit", label: "Audit log", pages: ["audit"], admin: true },
 ];
 
 export function App() {
@@ -188,13 +188,17 @@ function Frame({
       {route && (
         <nav aria-label="Console" className="menu">
           <ul>
-            {menu.map((item) => (
-              <li key={item.to}>
-                <Link to={item.to} aria-current={item.pages.includes(route.page) ? "page" : undefined}>
-                  {item.label}
-                </Link>
-              </li>
-            ))}
+            {/* A member or viewer is no admin: their menu leaves out what only admins may see. A key's
+                scopes are not known here: its menu has everything, and the service answers for them. */}
+            {menu
+              .filter((item) => !item.admin || !project?.role || project.role === "admin")
+              .map((item) => (
+                <li key={item.to}>
+                  <Link to={item.to} aria-current={item.pages.includes(route.page) ? "page" : undefined}>
+                    {item.label}
+                  </Link>
+                </li>
+              ))}
           </ul>
         </nav>
       )}

@@ -1,15 +1,31 @@
 import { useQuery } from "@tanstack/react-query";
 import { Badge, ErrorMessage, Json, Link, Loading, Section, When } from "../components";
-import { useTRPC } from "../trpc";
+import { type ChangeEvent, useTRPC, useTRPCClient } from "../trpc";
 import { CancelTask, shownStatus } from "./agent";
 
+/** Pages of the agent's task events read at most, 1,000 each: the timeline of a task among the first 20,000 kept. */
+const maxPages = 20;
+
 function Timeline({ agentId, taskId }: { agentId: string; taskId: string }) {
-  const trpc = useTRPC();
-  // The agent's task events, kept ones from the oldest; this task's are picked here.
-  const events = useQuery(trpc.events.list.queryOptions({ agent_id: agentId, types: "task.*", limit: 1000 }));
+  const client = useTRPCClient();
+  // The agent's task events, kept ones from the oldest, page after page; this task's are picked here.
+  const events = useQuery({
+    queryKey: ["timeline", agentId, taskId],
+    queryFn: async () => {
+      const mine: ChangeEvent[] = [];
+      let after: string | undefined;
+      for (let page = 0; page < maxPages; page++) {
+        const events = await client.events.list.query({ agent_id: agentId, types: "task.*", limit: 1000, after });
+        mine.push(...events.filter((event) => event.task_id === taskId));
+        if (events.length < 1000) break;
+        after = events.at(-1)?.id;
+      }
+      return mine;
+    },
+  });
   if (events.isPending) return <Loading what="the timeline" />;
   if (events.error) return <ErrorMessage error={events.error} />;
-  const mine = events.data.filter((event) => event.task_id === taskId);
+  const mine = events.data;
   if (mine.length === 0) return <p className="muted">No kept events of this task.</p>;
   return (
     <ol className="timeline">
