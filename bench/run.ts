@@ -15,6 +15,7 @@ import { profileScenarios } from "./lib/profile-run.js";
 import { checkTargets, machine, type ProviderReport, renderReport } from "./lib/report.js";
 import { runRounds, scenariosFor } from "./lib/rounds.js";
 import { rungBench } from "./lib/rungs/bench.js";
+import { scheduleBench } from "./lib/schedules.js";
 import { dataGroupPaths, markRunning, seedAgents } from "./lib/seed.js";
 import { streamBench } from "./lib/streams.js";
 import { root, startService } from "./lib/targets.js";
@@ -78,8 +79,11 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
     // (j) runs on the seeded data, beside the others or alone (--scenarios j).
     const withWebhooks = options.scenarios.length === 0 || options.scenarios.includes("j");
     const webhooks = () => (withWebhooks && !options.profile ? webhookBench(context) : undefined);
-    if (options.scenarios.length > 0 && options.scenarios.every((key) => key === "j")) {
-      return { ...nothingMeasured(), webhooks: await webhooks() };
+    // (m), the scheduler, likewise.
+    const withSchedules = options.scenarios.length === 0 || options.scenarios.includes("m");
+    const schedules = () => (withSchedules && !options.profile ? scheduleBench(context) : undefined);
+    if (options.scenarios.length > 0 && options.scenarios.every((key) => ["j", "m"].includes(key))) {
+      return { ...nothingMeasured(), webhooks: await webhooks(), schedules: await schedules() };
     }
     if (options.profile) {
       const profiles = await profileScenarios(context, profilesDir);
@@ -97,6 +101,7 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
         rungs,
         leases: await leases(),
         webhooks: await webhooks(),
+        schedules: await schedules(),
       };
     }
     const { rows, exitCodes } = await runRounds(context);
@@ -115,6 +120,7 @@ async function benchProvider(provider: Provider): Promise<ProviderReport> {
       rungs,
       leases: await leases(),
       webhooks: await webhooks(),
+      schedules: await schedules(),
     };
   } finally {
     await dbs.cleanup();

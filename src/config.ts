@@ -53,6 +53,7 @@ const envSchema = z
         .optional(),
     ),
     WEBHOOK_ALLOW_PRIVATE: optional(z.stringbool().default(false)),
+    SCHEDULE_MIN_EVERY_SECONDS: optional(z.coerce.number().int().min(1).max(60).default(60)),
     WEBHOOK_RETRY_SCHEDULE: optional(
       z
         .string()
@@ -179,6 +180,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     /** Where traces go (OTLP/HTTP); unset, tracing is off and none of its code is loaded. */
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+    /** docs/api/schedules.md: the smallest `every_seconds` accepted (60; lower only to test quickly). */
+    schedules: { minEverySeconds: e.SCHEDULE_MIN_EVERY_SECONDS },
     /** docs/api/leases.md: a failed attempt n is retried after min(base × 2^(n−1), max) seconds. */
     taskRetry: { baseSeconds: e.TASK_RETRY_BASE_SECONDS, maxSeconds: e.TASK_RETRY_MAX_SECONDS },
     /** Requests per minute per sender; 0 turns the limit off. */

@@ -25,6 +25,7 @@ async function main() {
   const { connectMigrated } = await import("./db/migrations.js");
   const { seedSampleData } = await import("./modules/data/importer/seed.js");
   const { startSettler } = await import("./modules/leases/settler.js");
+  const { startScheduler } = await import("./modules/schedules/scheduler.js");
   const { startWebhookDelivery } = await import("./modules/webhooks/delivery/start.js");
   const { startEventPurger } = await import("./modules/events/purge.js");
   const { startAuditPurge } = await import("./modules/audit/service.js");
@@ -47,6 +48,7 @@ async function main() {
   // Aborted when shutdown begins: long polls answer at once instead of holding the server open.
   const shutdown = new AbortController();
   const settler = startSettler({ db, policy: config.taskRetry, logger });
+  const scheduler = startScheduler({ db, logger });
   const webhooks = startWebhookDelivery({ db, config, logger });
   const purger = startEventPurger({ db, retentionMs: config.events.retentionMs, logger });
   const auditPurge = startAuditPurge({ db, retentionMs: config.audit.retentionMs, logger });
@@ -76,6 +78,7 @@ async function main() {
       .then(async () => {
         const cleanup = async () => {
           await settler.stop();
+          await scheduler.stop();
           await webhooks.stop();
           await purger.stop();
           await auditPurge.stop();

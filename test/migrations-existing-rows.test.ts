@@ -125,6 +125,8 @@ describe(`the ${testProvider} migration ${migration} on a database that holds ag
           error: null,
           version: 1,
           metadata: {},
+          schedule_id: null,
+          scheduled_for: null,
         })),
       );
       expect(JSON.stringify(tasks[0]?.input)).toBe('{"b":1,"a":[2]}');

@@ -51,6 +51,8 @@ describe("POST /agents/{agent_id}/tasks", () => {
       error: null,
       version: 1,
       metadata: {},
+      schedule_id: null,
+      scheduled_for: null,
     });
     expect(await read(await app.request(`/agents/${agent.id}/tasks/${task.id}`))).toEqual(task);
   });

@@ -22,6 +22,8 @@ export interface BenchOptions {
   scenarios: string[];
   /** Agents seeded through the API. */
   agents: number;
+  /** `--quick`: a smoke run, smaller where a scenario has a size of its own ((m)). */
+  quick: boolean;
 }
 
 function positiveNumber(raw: string | undefined, fallback: number, name: string): number {
@@ -59,6 +61,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     profile: values.profile === true,
     scenarios: values.scenarios.split(",").filter(Boolean),
     agents: 10_000,
+    quick,
   };
 }
 

@@ -4,6 +4,7 @@ import type { QueryPlan } from "./plans.js";
 import type { ProfileSummary } from "./profile.js";
 import { type RungRow, rungReport } from "./rungs/bench.js";
 import { reportOrder } from "./scenarios.js";
+import { type ScheduleBench, scheduleReport } from "./schedules.js";
 import type { Summary } from "./stats.js";
 import { type WebhookBench, webhookReport } from "./webhooks.js";
 
@@ -36,6 +37,7 @@ export interface ProviderReport {
   leases?: LeaseBench;
   /** Scenario (j), when it ran. */
   webhooks?: WebhookBench;
+  schedules?: ScheduleBench;
   /** The rungs scenario, when it ran. */
   rungs?: RungRow[];
 }
@@ -139,7 +141,12 @@ export function renderReport(reports: ProviderReport[], header: string[]): strin
     if (rows.length === 0) {
       // Only scenarios outside the rounds ran ((h), (i), (j), rungs), or only profiles (--profile).
       if (r.notes.length) out.push("Notes:", ...r.notes.map((n) => `- ${n}`), "");
-      out.push(...rungReport(r.rungs), ...leaseReport(r.leases), ...webhookReport(r.webhooks));
+      out.push(
+        ...rungReport(r.rungs),
+        ...leaseReport(r.leases),
+        ...webhookReport(r.webhooks),
+        ...scheduleReport(r.schedules),
+      );
       for (const p of r.profiles) out.push(...p.lines, "");
       continue;
     }
@@ -159,7 +166,12 @@ export function renderReport(reports: ProviderReport[], header: string[]): strin
     if (r.limits.length) out.push("What limits the missed targets:", ...r.limits, "");
     if (r.notes.length) out.push("Notes:", ...r.notes.map((n) => `- ${n}`), "");
     out.push(`Exit codes after SIGTERM: ${r.exitCodes.join(", ")}`, "");
-    out.push(...rungReport(r.rungs), ...leaseReport(r.leases), ...webhookReport(r.webhooks));
+    out.push(
+      ...rungReport(r.rungs),
+      ...leaseReport(r.leases),
+      ...webhookReport(r.webhooks),
+      ...scheduleReport(r.schedules),
+    );
     if (r.growth.length) {
       out.push(
         "### Growth (1 worker; p50 / p99 ms at 32 connections, service/baseline throughput ratio)",

@@ -40,6 +40,22 @@ export const taskRetries = new Counter({
   registers,
 });
 
+/** One per run time a schedule reached (docs/api/schedules.md): `created`, `skipped_overlap` or `skipped_missed`. */
+export const scheduleRuns = new Counter({
+  name: "schedule_runs_total",
+  help: "Run times of schedules, by outcome: a task created, or skipped (overlap, missed)",
+  labelNames: ["outcome"] as const,
+  registers,
+});
+
+/** From a run time to the commit of its task. */
+export const scheduleRunLag = new Histogram({
+  name: "schedule_run_lag_seconds",
+  help: "Time from a schedule's run time to the creation of its task",
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+  registers,
+});
+
 /** One per delivery attempt's outcome (`succeeded`, `failed`, `disabled`, …: the webhook module's words). */
 export const webhookDeliveries = new Counter({
   name: "webhook_deliveries_total",

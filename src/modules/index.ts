@@ -7,6 +7,7 @@ import { dataRouter } from "./data/router.js";
 import { eventsRouter } from "./events/router.js";
 import { leasesRouter } from "./leases/router.js";
 import { membersRouter, projectsRouter } from "./projects/router.js";
+import { schedulesRouter } from "./schedules/router.js";
 import { tasksRouter } from "./tasks/router.js";
 import { webhooksRouter } from "./webhooks/router.js";
 
@@ -15,6 +16,7 @@ export const appRouter = router({
   tasks: tasksRouter,
   leases: leasesRouter,
   webhooks: webhooksRouter,
+  schedules: schedulesRouter,
   events: eventsRouter,
   auth: authRouter,
   projects: projectsRouter,

@@ -6,6 +6,7 @@ import { createApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { startSettler } from "../../src/modules/leases/settler.js";
+import { startScheduler } from "../../src/modules/schedules/scheduler.js";
 import { createTestDatabase, type TestDatabase } from "./databases.js";
 
 export interface TestApp {
@@ -83,6 +84,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   const shutdown = new AbortController();
   // Expired leases and passed deadlines are settled as in the service (docs/api/leases.md).
   const settler = startSettler({ db: database.db, policy: config.taskRetry, logger });
+  // Schedules create their tasks as in the service (docs/api/schedules.md).
+  const scheduler = startScheduler({ db: database.db, logger });
   const server = createServer(createApp({ db: database.db, config, logger, shutdown: shutdown.signal })).listen(
     0,
     "127.0.0.1",
@@ -98,6 +101,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     close: async () => {
       shutdown.abort();
       await settler.stop();
+      await scheduler.stop();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await database.drop();

@@ -22,3 +22,6 @@ export type AgentUpdate = RouterInputs["agents"]["update"];
 export type Task = RouterOutputs["tasks"]["get"];
 export type TaskCreate = RouterInputs["tasks"]["create"];
 export type TaskUpdate = RouterInputs["tasks"]["update"];
+export type Schedule = RouterOutputs["schedules"]["get"];
+export type ScheduleCreate = RouterInputs["schedules"]["create"];
+export type ScheduleUpdate = RouterInputs["schedules"]["update"];

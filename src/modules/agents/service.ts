@@ -22,6 +22,7 @@ import { isStatusChange } from "../../resources/transitions.js";
 import { auditService } from "../audit/service.js";
 import { recordEvents } from "../events/outbox.js";
 import type { EventData } from "../events/types.js";
+import { schedulesService } from "../schedules/service.js";
 import { tasksService } from "../tasks/service.js";
 import type { AgentCreateInput, AgentListInput, AgentOut, AgentStatus, AgentUpdateBody } from "./schemas.js";
 import { agentList, agentStatements, toAgent } from "./sql.js";
@@ -196,8 +197,8 @@ export const agentsService = {
   },
 
   /**
-   * Deletes the agent and its tasks: one task.deleted per task, then
-   * agent.deleted, and the deletion in the audit log. Conditional
+   * Deletes the agent, its tasks and its schedules: one task.deleted per
+   * task, one schedule.deleted per schedule, then agent.deleted, and the deletion in the audit log. Conditional
    * (`accepted`), the agent's deletion names the version it was locked at,
    * which nothing else can change meanwhile.
    */
@@ -209,6 +210,7 @@ export const agentsService = {
       if (!locked) throw agentNotFound();
       requireVersion("Agent", locked.version, accepted);
       const tasks = await tasksService.removeAllOfAgent(tx, projectId, id);
+      const schedules = await schedulesService.removeAllOfAgent(tx, projectId, id);
       const row = accepted
         ? await tx.get(agentStatements.deleteAtVersion, [id, locked.version, projectId])
         : await tx.get(agentStatements.delete, [id, projectId]);
@@ -216,6 +218,7 @@ export const agentsService = {
       const agent = toAgent(row);
       await recordEvents(tx, projectId, [
         ...tasks.map((task) => ({ type: "task.deleted" as const, agentId: id, taskId: task.id, data: { task } })),
+        ...schedules.map((schedule) => ({ type: "schedule.deleted" as const, agentId: id, data: { schedule } })),
         { type: "agent.deleted", agentId: id, data: { agent } },
       ]);
       await auditService.record(

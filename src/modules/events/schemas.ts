@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { text, timestamp } from "../../resources/schemas.js";
 import { Agent, agentId } from "../agents/schemas.js";
+import { Schedule } from "../schedules/schemas.js";
 import { Task, taskId } from "../tasks/schemas.js";
 import { parseEventId, parseEventTypes } from "./filter.js";
 import { eventTypes } from "./types.js";
@@ -31,7 +32,7 @@ const typesParam = z
     }
   })
   .meta({
-    description: `Comma-separated event types; \`task.*\` (or \`agent.*\`) matches every type it starts. Types: ${eventTypes.join(", ")}`,
+    description: `Comma-separated event types; \`task.*\` (or \`agent.*\`, \`schedule.*\`) matches every type it starts. Types: ${eventTypes.join(", ")}`,
     example: "task.*,agent.deleted",
   });
 
@@ -89,6 +90,9 @@ export const Event = z
         task: Task.optional().meta({
           description: "task.* events: the task after the change (before, for a deletion)",
         }),
+        schedule: Schedule.optional().meta({
+          description: "schedule.* events: the schedule after the change (before, for a deletion)",
+        }),
         changes: changes.optional(),
       })
       .meta({ description: "The resource as it is after the change, and the changed fields for updates" }),
@@ -96,7 +100,7 @@ export const Event = z
   .meta({
     // Never `Event`: a generated client would shadow the DOM's Event type.
     id: "ChangeEvent",
-    description: "One change of an agent or a task, recorded in the same transaction as the change",
+    description: "One change of an agent, a task or a schedule, recorded in the same transaction as the change",
   });
 
 const eventExample = {

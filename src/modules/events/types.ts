@@ -12,12 +12,15 @@ export const eventTypes = [
   "task.lease_expired",
   "task.retry_scheduled",
   "task.cancel_requested",
+  "schedule.created",
+  "schedule.updated",
+  "schedule.deleted",
 ] as const;
 
 export type EventType = (typeof eventTypes)[number];
 
 /** The resource as it is after the change (before it, for a deletion), as the API shows it. */
-export type EventData = ({ agent: object } | { task: object }) & { changes?: Changes };
+export type EventData = ({ agent: object } | { task: object } | { schedule: object }) & { changes?: Changes };
 
 /** An event as stored: `data` is the JSON text, so a stream or a webhook can send it without parsing it again. */
 export interface EventRecord {

@@ -28,11 +28,13 @@ export interface TaskRow {
   error: string | null;
   version: number;
   metadata: string;
+  schedule_id: string | null;
+  scheduled_for: string | null;
 }
 
 export const taskColumns = `id, project_id, agent_id, title, description, priority, status, input, result, created_at, updated_at,
   max_attempts, attempts, run_at, deadline_at, lease_id, lease_worker, lease_created_at, lease_expires_at,
-  lease_duration_seconds, cancel_requested, error, version, metadata`;
+  lease_duration_seconds, cancel_requested, error, version, metadata, schedule_id, scheduled_for`;
 
 // JSON is stored as the text the client's value serialises to, so it comes
 // back exactly as sent (key order included); JSON null is stored as NULL.
@@ -64,6 +66,8 @@ export const toTask = (row: TaskRow): TaskOut => ({
   error: fromText(row.error),
   version: row.version,
   metadata: JSON.parse(row.metadata),
+  schedule_id: row.schedule_id,
+  scheduled_for: row.scheduled_for,
 });
 
 /** The columns of docs/api/leases.md (running tasks) in the order `update` takes them. */

@@ -172,6 +172,8 @@ const taskExample = {
   error: null,
   version: 1,
   metadata: {},
+  schedule_id: null,
+  scheduled_for: null,
 };
 
 /** The live lease of a task (docs/api/tasks.md). */
@@ -223,6 +225,14 @@ export const Task = z
     error: TaskError.nullable(),
     version,
     metadata,
+    schedule_id: z
+      .string()
+      .nullable()
+      .meta({ description: "The schedule that created it (docs/api/schedules.md); null otherwise", example: null }),
+    scheduled_for: timestamp.nullable().meta({
+      description: "The run time of its schedule it was created for; null otherwise (and for a run now)",
+      example: null,
+    }),
   })
   .meta({
     id: "Task",

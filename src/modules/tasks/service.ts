@@ -12,9 +12,10 @@ import {
   retryLostRaces,
   type VersionCondition,
 } from "../../resources/conditional-writes.js";
+import type { JsonObject } from "../../resources/json.js";
 import { listPage } from "../../resources/list-sql.js";
 import type { Page } from "../../resources/lists.js";
-import { mergeMetadata } from "../../resources/metadata.js";
+import { type Metadata, mergeMetadata } from "../../resources/metadata.js";
 import { checkedMetadata, writePairs } from "../../resources/metadata-pairs.js";
 import { isUuid } from "../../resources/schemas.js";
 import { auditService } from "../audit/service.js";
@@ -25,6 +26,16 @@ import { byCreation, type TaskRow, taskChangeFields, toTask, toText, updateArgs 
 import type { TaskCreateBody, TaskListInput, TaskOut, TaskUpdateBody } from "./schemas.js";
 import { taskList, taskStatements } from "./sql.js";
 import { newTaskSchedule, planTaskUpdate } from "./update-plan.js";
+
+/** What a schedule's run creates: the fields of a task it sets (docs/api/schedules.md). */
+export interface ScheduledTaskTemplate {
+  title: string;
+  description: string | null;
+  priority: number;
+  input: JsonObject | null;
+  max_attempts: number;
+  metadata: Metadata;
+}
 
 const taskNotFound = () => notFound("Task");
 const agentNotFound = () => notFound("Agent");
@@ -99,6 +110,48 @@ export const tasksService = {
       await answer?.keep(tx, task);
       return task;
     });
+  },
+
+  /**
+   * A schedule's task (docs/api/schedules.md), in the caller's transaction,
+   * with its task.created event: undefined when the agent is gone or stopped,
+   * or when the schedule already has a task for `scheduledFor`.
+   */
+  async createScheduled(
+    tx: Tx,
+    projectId: string,
+    agentId: string,
+    made: { scheduleId: string; scheduledFor: Date | null; runAt: Date; deadlineAt: Date | null },
+    template: ScheduledTaskTemplate,
+    now: Date,
+  ): Promise<TaskOut | undefined> {
+    const row = await tx.get(taskStatements.insertScheduled, [
+      randomUUID(),
+      template.title,
+      template.description,
+      template.priority,
+      toText(template.input ?? null),
+      now,
+      agentId,
+      template.max_attempts,
+      made.runAt,
+      made.deadlineAt,
+      JSON.stringify(template.metadata),
+      projectId,
+      made.scheduleId,
+      made.scheduledFor,
+    ]);
+    if (!row) return undefined;
+    await writePairs(tx, taskStatements, row.id, now, template.metadata, false);
+    const task = toTask(row);
+    await recordEvents(tx, projectId, [{ type: "task.created", agentId, taskId: task.id, data: { task } }], now);
+    return task;
+  },
+
+  /** Whether the task is final (succeeded, failed, cancelled) or gone. */
+  async isFinalOrGone(db: Queryable, projectId: string, id: string): Promise<boolean> {
+    const row = await db.get(taskStatements.status, [id, projectId]);
+    return row === undefined || !["pending", "running"].includes(row.status);
   },
 
   /**

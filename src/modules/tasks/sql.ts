@@ -50,6 +50,50 @@ export const taskStatements = {
       RETURNING ${taskColumns}`,
   }),
   /**
+   * A schedule's task (docs/api/schedules.md), checked against its agent as
+   * `insert` is. A second task for the same schedule and run time is refused
+   * by the unique constraint on (schedule_id, scheduled_for): no row.
+   */
+  insertScheduled: statement<
+    TaskRow,
+    [
+      id: string,
+      title: string,
+      description: string | null,
+      priority: number,
+      input: string | null,
+      now: Date,
+      agentId: string,
+      maxAttempts: number,
+      runAt: Date,
+      deadlineAt: Date | null,
+      metadata: string,
+      projectId: string,
+      scheduleId: string,
+      scheduledFor: Date | null,
+    ]
+  >("tasks_insert_scheduled", {
+    sqlite: `INSERT INTO tasks (id, project_id, agent_id, title, description, priority, status, input, result,
+        created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata,
+        schedule_id, scheduled_for)
+      SELECT $1, project_id, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11, $13, $14
+      FROM agents WHERE id = $7 AND project_id = $12 AND status <> 'stopped'
+      ON CONFLICT (schedule_id, scheduled_for) DO NOTHING
+      RETURNING ${taskColumns}`,
+    postgresql: `INSERT INTO tasks (id, project_id, agent_id, title, description, priority, status, input, result,
+        created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata,
+        schedule_id, scheduled_for)
+      SELECT $1, project_id, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11, $13, $14
+      FROM agents WHERE id = $7 AND project_id = $12 AND status <> 'stopped' FOR SHARE
+      ON CONFLICT (schedule_id, scheduled_for) DO NOTHING
+      RETURNING ${taskColumns}`,
+  }),
+  /** The status of a task, if it still exists: whether a schedule's previous task is final (overlap skip). */
+  status: statement<{ status: string }, [id: string, projectId: string]>(
+    "tasks_status",
+    "SELECT status FROM tasks WHERE id = $1 AND project_id = $2",
+  ),
+  /**
    * Writes only if the row still has the version it was read with. Every
    * column a write may change is written (from the row as decided), so one
    * statement serves edits, finishing through a lease and settling.

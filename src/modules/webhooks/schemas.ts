@@ -20,7 +20,7 @@ const types = z
   .min(1, { message: "must name at least one event type" })
   .max(maxTypes, { message: `must name at most ${maxTypes} event types` })
   .meta({
-    description: "Event types to deliver: exact types, `task.*` / `agent.*` for a group, `*` for all",
+    description: "Event types to deliver: exact types, `task.*` / `agent.*` / `schedule.*` for a group, `*` for all",
     example: ["task.*", "agent.updated"],
   });
 const agentFilter = z
