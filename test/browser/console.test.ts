@@ -92,7 +92,7 @@ describe(`the console on ${testProvider}, in Chromium`, { timeout: 120_000 }, ()
     // 3. Create a task, on the agent's page.
     await agentRow.getByRole("link", { name: "Day agent" }).click();
     await page.getByRole("heading", { name: "Day agent", level: 1 }).waitFor();
-    await page.getByLabel("Title").fill("first");
+    await page.getByLabel("Title", { exact: true }).fill("first");
     await page.getByRole("button", { name: "Create task" }).click();
     const firstRow = page.locator("tr", { hasText: "first" });
     await expect.poll(() => badge(firstRow).textContent()).toBe("pending");
@@ -133,7 +133,7 @@ describe(`the console on ${testProvider}, in Chromium`, { timeout: 120_000 }, ()
 
       // 5. Cancel another task: cancel_requested while its worker holds it, then cancelled.
       await page.getByRole("link", { name: "Day agent" }).click();
-      await page.getByLabel("Title").fill("second");
+      await page.getByLabel("Title", { exact: true }).fill("second");
       await page.getByRole("button", { name: "Create task" }).click();
       const secondRow = page.locator("tr", { hasText: "second" });
       await expect.poll(() => badge(secondRow).textContent(), { timeout: 10_000 }).toBe("running");
@@ -145,6 +145,22 @@ describe(`the console on ${testProvider}, in Chromium`, { timeout: 120_000 }, ()
       await worker.stop();
       await working;
     }
+
+    // The agent's schedules: create one, pause and resume it, run it now.
+    await page.getByLabel("Runs").selectOption("every");
+    await page.getByLabel("Every (seconds)").fill("3600");
+    await page.getByLabel("Task title").fill("hourly check");
+    await page.getByRole("button", { name: "Create schedule" }).click();
+    const scheduleRow = page.locator("tr[data-schedule='hourly check']");
+    await expect.poll(() => badge(scheduleRow).textContent()).toBe("active");
+    await page.getByRole("button", { name: "Pause hourly check" }).click();
+    await expect.poll(() => badge(scheduleRow).textContent()).toBe("paused");
+    await page.getByRole("button", { name: "Resume hourly check" }).click();
+    await expect.poll(() => badge(scheduleRow).textContent()).toBe("active");
+    await page.getByRole("button", { name: "Run hourly check now" }).click();
+    await expect
+      .poll(() => badge(page.locator("tr[data-task]", { hasText: "hourly check" })).textContent())
+      .toBe("pending");
 
     // 6. Create a webhook and see a delivery (its secret shown once).
     const receiver = await startReceiver();

@@ -12,6 +12,7 @@ export type { AppRouter, RouterInputs, RouterOutputs };
 export type Agent = RouterOutputs["agents"]["get"];
 export type Task = RouterOutputs["tasks"]["get"];
 export type Webhook = RouterOutputs["webhooks"]["get"];
+export type Schedule = RouterOutputs["schedules"]["get"];
 export type Delivery = RouterOutputs["webhooks"]["listDeliveries"][number];
 export type ApiKey = RouterOutputs["apiKeys"]["get"];
 export type Member = RouterOutputs["members"]["list"][number];

@@ -3,6 +3,7 @@ import { type FormEvent, useState } from "react";
 import { Badge, Button, Empty, ErrorMessage, Field, Link, Loading, Section, Table, When } from "../components";
 import { type RouterInputs, type Task, useTRPC } from "../trpc";
 import { AgentActions } from "./agents";
+import { Schedules } from "./schedules";
 
 type TaskStatus = Task["status"];
 const taskStatuses: TaskStatus[] = ["pending", "running", "succeeded", "failed", "cancelled"];
@@ -189,6 +190,7 @@ export function AgentPage({ agentId }: { agentId: string }) {
       </dl>
       <AgentActions agent={data} />
       <Tasks agentId={agentId} />
+      <Schedules agentId={agentId} />
     </>
   );
 }
