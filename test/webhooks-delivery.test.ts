@@ -48,6 +48,13 @@ describe("delivery", () => {
     await call("PATCH", `/agents/${agent.id}`, { status: "running" });
     const task = await createTask(app, agent.id, { max_attempts: 3 });
     await call("PATCH", `/agents/${agent.id}/tasks/${task.id}`, { title: "renamed" });
+    const schedule = await call("POST", `/agents/${agent.id}/schedules`, {
+      every_seconds: 3600,
+      task: { title: "hourly" },
+    });
+    expect(schedule.status).toBe(201);
+    const paused = await call("PATCH", `/agents/${agent.id}/schedules/${schedule.body.id}`, { paused: true });
+    expect(paused.status).toBe(200);
     const first = await call("POST", `/agents/${agent.id}/leases`, { duration_seconds: 5 });
     expect(first.status).toBe(201);
     const failed = await call("PATCH", `/agents/${agent.id}/tasks/${task.id}`, {
@@ -59,12 +66,12 @@ describe("delivery", () => {
     expect(second.status).toBe(201);
     expect((await call("PATCH", `/agents/${agent.id}/tasks/${task.id}`, { status: "cancelled" })).status).toBe(202);
     // The settler ends the lease when it expires (5 s): task.lease_expired.
-    await hook.waitFor(9, 15_000);
+    await hook.waitFor(11, 15_000);
     expect((await call("DELETE", `/agents/${agent.id}`)).status).toBe(204);
 
     // Attempts to one endpoint run several at a time (WEBHOOK_CONCURRENCY_PER_ENDPOINT), so they may
     // arrive out of the log's order: each event exactly once is what is checked, in the log's order.
-    const received = (await hook.waitFor(11)).sort((x, y) =>
+    const received = (await hook.waitFor(14)).sort((x, y) =>
       Number(BigInt(String(x.headers["webhook-id"])) - BigInt(String(y.headers["webhook-id"]))),
     );
     const events = await readEvents(app.database.db, { projectId: defaultProjectId, agentId: agent.id, limit: 100 });
@@ -91,7 +98,7 @@ describe("delivery", () => {
       });
     }
     const deliveries = await waitForDeliveries(app, webhook.id, (list) => list.every((d) => d.status === "succeeded"));
-    expect(deliveries).toHaveLength(11);
+    expect(deliveries).toHaveLength(14);
     expect(deliveries[0]).toMatchObject({
       webhook_id: webhook.id,
       status: "succeeded",

@@ -129,11 +129,13 @@ export async function scheduleBench(ctx: RunContext): Promise<ScheduleBench> {
     c: { without: [], with: [] },
   };
   const load = { connections: options.connections, duration: options.duration, idsFile: ctx.idsFile };
+  const sides = [
+    ["without", withoutUrl],
+    ["with", withUrl],
+  ] as const;
   for (let round = 1; round <= options.rounds; round++) {
-    for (const [side, url] of [
-      ["without", withoutUrl],
-      ["with", withUrl],
-    ] as const) {
+    // Each side goes first every other round, so neither always meets a cold machine.
+    for (const [side, url] of round % 2 === 1 ? sides : [...sides].reverse()) {
       const service = await startService(`schedules-idle-${side}`, { databaseUrl: url, logFile: ctx.logFile });
       try {
         result.a[side].push(await measure(service, { kind: "get-one" }, load, options.warmup));

@@ -43,6 +43,9 @@ export interface Task<Input = unknown, Result = unknown> {
   error: TaskError | null;
   version: number;
   metadata: Record<string, string>;
+  /** The schedule that created it, and the run time it was created for (null for a run now); null otherwise. */
+  schedule_id: string | null;
+  scheduled_for: string | null;
 }
 
 /** A worker's hold on one task; `task` is the task as it was when the service answered. */
