@@ -88,11 +88,12 @@ export function TaskPage({ agentId, taskId }: { agentId: string; taskId: string 
         </dd>
         <dt>Worker</dt>
         <dd>
-          {data.lease ? `${data.lease.worker ?? "unnamed"} (lease until ` : "—"}
-          {data.lease && (
+          {data.lease ? (
             <>
-              <When at={data.lease.expires_at} />)
+              {data.lease.worker ?? "unnamed worker"}, leased until <When at={data.lease.expires_at} />
             </>
+          ) : (
+            <span className="muted">—</span>
           )}
         </dd>
         <dt>Cancel requested</dt>
