@@ -1,6 +1,8 @@
 // The build: the service (tsc into dist/), then the SDK (packages/sdk/dist:
 // its worker entry compiled by tsc, its client entry's declaration written by
-// scripts/client-types.ts), then a stamp of what was built.
+// scripts/client-types.ts), then the console (Vite, ui/ into dist/ui/, whose
+// gzipped JavaScript it reports and holds to its budget; with --if-changed,
+// only when its own inputs changed), then a stamp of what was built.
 //
 //   node scripts/build.mjs               build (npm run build)
 //   node scripts/build.mjs --if-changed  build only when the inputs differ from the stamp, or an output
@@ -17,6 +19,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync 
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const stampFile = join(root, "dist", ".build-stamp");
@@ -26,6 +29,9 @@ const inputs = [
   "packages/sdk/src",
   "packages/sdk/package.json",
   "packages/sdk/tsconfig.json",
+  "ui/src",
+  "ui/index.html",
+  "ui/vite.config.ts",
   "scripts/build.mjs",
   "scripts/client-types.ts",
   "scripts/client-types-printer.ts",
@@ -36,7 +42,12 @@ const inputs = [
 ];
 
 /** What the build writes that a start or a pack needs: missing, the build runs whatever the stamp says. */
-const outputs = ["dist/src/main.js", "packages/sdk/dist/worker.js", "packages/sdk/dist/client.d.ts"];
+const outputs = [
+  "dist/src/main.js",
+  "packages/sdk/dist/worker.js",
+  "packages/sdk/dist/client.d.ts",
+  "dist/ui/index.html",
+];
 
 /** Every file under `path` (a folder), or `path` itself (a file). */
 function filesOf(path) {
@@ -47,9 +58,17 @@ function filesOf(path) {
     .map((entry) => join(entry.parentPath, entry.name));
 }
 
+/**
+ * The console's own inputs: the bundle is made of them and node_modules alone
+ * (it takes only types from the service, which `npm run lint` checks), so a
+ * change of the service's sources does not build it again.
+ */
+const consoleInputs = ["ui/src", "ui/index.html", "ui/vite.config.ts", "package-lock.json"];
+const consoleStampFile = join(root, "dist", ".console-stamp");
+
 /** One hash of every input file's path and content, in a stable order. */
-function inputsHash() {
-  const files = inputs.flatMap((input) => filesOf(join(root, input))).sort();
+function inputsHash(paths = inputs) {
+  const files = paths.flatMap((input) => filesOf(join(root, input))).sort();
   const hash = createHash("sha256");
   for (const file of files) {
     hash.update(`${relative(root, file)}\0`);
@@ -59,9 +78,26 @@ function inputsHash() {
   return hash.digest("hex");
 }
 
-function run(script, args) {
-  const done = spawnSync(process.execPath, [script, ...args], { cwd: root, stdio: "inherit" });
+function run(script, args, env = process.env) {
+  const done = spawnSync(process.execPath, [script, ...args], { cwd: root, stdio: "inherit", env });
   if (done.status !== 0) process.exit(done.status ?? 1);
+}
+
+/** The console's JavaScript, gzipped as the service's clients receive it, at most this (docs/console.md). */
+const consoleBudgetBytes = 300 * 1024;
+
+function reportConsoleSize() {
+  const assets = join(root, "dist", "ui", "assets");
+  const scripts = readdirSync(assets).filter((name) => name.endsWith(".js"));
+  const gzipped = scripts.reduce((sum, name) => sum + gzipSync(readFileSync(join(assets, name))).length, 0);
+  const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
+  console.log(
+    `console: ${scripts.length} script(s), ${kb(gzipped)} of JavaScript gzipped (budget ${kb(consoleBudgetBytes)})`,
+  );
+  if (gzipped > consoleBudgetBytes) {
+    console.error("console: the JavaScript is over its budget");
+    process.exit(1);
+  }
 }
 
 const hash = inputsHash();
@@ -77,4 +113,18 @@ run(tsc, ["-p", "tsconfig.build.json"]);
 rmSync(join(root, "packages/sdk/dist"), { recursive: true, force: true });
 run(tsc, ["-p", "packages/sdk/tsconfig.json"]);
 run(require.resolve("tsx/cli"), ["scripts/client-types.ts"]);
+const consoleHash = inputsHash(consoleInputs);
+const consoleBuilt =
+  existsSync(join(root, "dist/ui/index.html")) &&
+  existsSync(consoleStampFile) &&
+  readFileSync(consoleStampFile, "utf8") === consoleHash;
+if (!(process.argv.includes("--if-changed") && consoleBuilt)) {
+  rmSync(consoleStampFile, { force: true });
+  // Always React's production build: a NODE_ENV the caller set (vitest sets "test") would make Vite bundle the
+  // development one, unminified and over half again the size.
+  const vite = join(dirname(require.resolve("vite/package.json")), "bin", "vite.js");
+  run(vite, ["build", "--config", "ui/vite.config.ts"], { ...process.env, NODE_ENV: "production" });
+  writeFileSync(consoleStampFile, consoleHash);
+}
+reportConsoleSize();
 writeFileSync(stampFile, hash);

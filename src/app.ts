@@ -2,6 +2,7 @@ import type { RequestListener } from "node:http";
 import express from "express";
 import packageJson from "../package.json" with { type: "json" };
 import type { Config } from "./config.js";
+import { consoleRouter, consoleRoutes } from "./http/console.js";
 import { docsRouter, docsRoutes } from "./http/docs.js";
 import { errorHandler, notFoundOrMethodNotAllowed } from "./http/fallback.js";
 import { admission } from "./http/guards/admission.js";
@@ -72,17 +73,20 @@ function expressApp(deps: AppDeps, document: object, limits: Limits, shedding: S
   app.use("/trpc", trpcHandler(appRouter, deps, { admission: shedding, requests: limits.requests }));
   app.use(tokenRouter(deps, limits));
   app.use(docsRouter(document));
-  app.use(notFoundOrMethodNotAllowed([...docsRoutes, ...tokenRoutes]));
+  app.use(consoleRouter(deps.config.authPolicy));
+  app.use(notFoundOrMethodNotAllowed([...docsRoutes, ...tokenRoutes, ...consoleRoutes]));
   app.use(errorHandler(deps.logger));
   return app;
 }
 
-const expressPaths = new Set([...docsRoutes, ...tokenRoutes].map((route) => route.path));
+const expressPaths = new Set([...docsRoutes, ...tokenRoutes, ...consoleRoutes].map((route) => route.path));
 
 /** The metrics label of a path express serves: its route, never the raw path. */
 const expressRoute = (path: string) => {
   if (isTrpcPath(path)) return "/trpc";
   if (/^\/docs\//.test(path)) return "/docs/{asset}";
+  if (path.startsWith("/ui/assets/")) return "/ui/assets/{asset}";
+  if (path.startsWith("/ui/")) return "/ui/{page}";
   return expressPaths.has(path) ? path : unmatchedRoute;
 };
 

@@ -10,6 +10,7 @@ const copied = [
   "src",
   "packages",
   "scripts",
+  "ui",
   "prisma",
   "prisma.config.ts",
   "tsconfig.json",
