@@ -158,6 +158,10 @@ const resourceTags = [
     name: "webhooks",
     description: "Signed HTTP calls for matching events (Standard Webhooks v1), retried, logged and replayable.",
   },
+  {
+    name: "schedules",
+    description: "Cron and interval schedules that create an agent's tasks, each run time exactly once.",
+  },
   { name: "events", description: "Every change of agents and tasks, as pages and as live streams." },
   { name: "auth", description: "Sign in with the OAuth2 password grant; who is signed in." },
   { name: "projects", description: "A team's share of the deployment: its agents, keys, members and audit log." },
