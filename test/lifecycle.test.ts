@@ -105,7 +105,7 @@ describe("PATCH /agents/{agent_id}/tasks/{task_id}: every pair of states", () =>
 });
 
 describe("PATCH /agents/{agent_id}: the body", () => {
-  const fieldsMessage = "must contain at least one of: name, type, status, metadata";
+  const fieldsMessage = "must contain at least one of: name, type, status, metadata, concurrency";
 
   it("changes name and type like PUT, keeping the rest", async () => {
     const agent = await createAgent(app);

@@ -67,11 +67,23 @@ describe("delivery", () => {
     expect((await call("PATCH", `/agents/${agent.id}/tasks/${task.id}`, { status: "cancelled" })).status).toBe(202);
     // The settler ends the lease when it expires (5 s): task.lease_expired.
     await hook.waitFor(11, 15_000);
+    // A task's end: failed through its lease (its last attempt), succeeded through its lease, cancelled while pending.
+    const finish = async (status: string, maxAttempts: number) => {
+      const finished = await createTask(app, agent.id, { max_attempts: maxAttempts });
+      const lease = await call("POST", `/agents/${agent.id}/leases`, { duration_seconds: 5 });
+      expect(lease.body).toMatchObject({ task_id: finished.id });
+      const patch = { lease_id: lease.body.id, status };
+      expect((await call("PATCH", `/agents/${agent.id}/tasks/${finished.id}`, patch)).status).toBe(200);
+    };
+    await finish("failed", 1);
+    await finish("succeeded", 1);
+    const pending = await createTask(app, agent.id);
+    expect((await call("PATCH", `/agents/${agent.id}/tasks/${pending.id}`, { status: "cancelled" })).status).toBe(200);
     expect((await call("DELETE", `/agents/${agent.id}`)).status).toBe(204);
 
     // Attempts to one endpoint run several at a time (WEBHOOK_CONCURRENCY_PER_ENDPOINT), so they may
     // arrive out of the log's order: each event exactly once is what is checked, in the log's order.
-    const received = (await hook.waitFor(14)).sort((x, y) =>
+    const received = (await hook.waitFor(25)).sort((x, y) =>
       Number(BigInt(String(x.headers["webhook-id"])) - BigInt(String(y.headers["webhook-id"]))),
     );
     const events = await readEvents(app.database.db, { projectId: defaultProjectId, agentId: agent.id, limit: 100 });
@@ -98,7 +110,7 @@ describe("delivery", () => {
       });
     }
     const deliveries = await waitForDeliveries(app, webhook.id, (list) => list.every((d) => d.status === "succeeded"));
-    expect(deliveries).toHaveLength(14);
+    expect(deliveries).toHaveLength(25);
     expect(deliveries[0]).toMatchObject({
       webhook_id: webhook.id,
       status: "succeeded",

@@ -11,6 +11,8 @@ interface Row {
   updated_at: Date;
   version: number;
   metadata: string;
+  max_running: number | null;
+  max_running_per_key: number | null;
 }
 
 const toAgent = (row: Row): Agent => ({
@@ -22,9 +24,10 @@ const toAgent = (row: Row): Agent => ({
   updated_at: row.updated_at.toISOString(),
   version: row.version,
   metadata: JSON.parse(row.metadata),
+  concurrency: { max_running: row.max_running, max_running_per_key: row.max_running_per_key },
 });
 
-const columns = "id, name, type, status, created_at, updated_at, version, metadata";
+const columns = "id, name, type, status, created_at, updated_at, version, metadata, max_running, max_running_per_key";
 
 /**
  * PostgreSQL through a pool of named prepared statements. The schema is the
@@ -67,6 +70,8 @@ export function pgStore(url: string, poolSize: number): AgentStore {
         updated_at: now,
         version: 1,
         metadata: "{}",
+        max_running: null,
+        max_running_per_key: null,
       };
       await query(
         "insert",

@@ -13,6 +13,8 @@ interface Row {
   updated_at: string;
   version: number;
   metadata: string;
+  max_running: number | null;
+  max_running_per_key: number | null;
 }
 
 // Prisma stores a DateTime on SQLite as `2026-11-25T22:39:57.123+00:00`
@@ -28,9 +30,10 @@ const toAgent = (row: Row): Agent => ({
   updated_at: toIso(row.updated_at),
   version: row.version,
   metadata: JSON.parse(row.metadata),
+  concurrency: { max_running: row.max_running, max_running_per_key: row.max_running_per_key },
 });
 
-const columns = "id, name, type, status, created_at, updated_at, version, metadata";
+const columns = "id, name, type, status, created_at, updated_at, version, metadata, max_running, max_running_per_key";
 
 /** Applies the project's own SQLite migrations when the file has no schema yet. */
 function migrate(db: Database.Database, migrationsDir: string) {
@@ -84,6 +87,8 @@ export function sqliteStore(path: string, migrationsDir: string): AgentStore {
         updated_at: now,
         version: 1,
         metadata: "{}",
+        max_running: null,
+        max_running_per_key: null,
       };
       insert.run(row.id, name, type, row.status, now, now);
       return toAgent(row);

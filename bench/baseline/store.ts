@@ -10,6 +10,7 @@ export interface Agent {
   updated_at: string;
   version: number;
   metadata: Record<string, string>;
+  concurrency: { max_running: number | null; max_running_per_key: number | null };
 }
 
 /** The baseline's storage: one prepared statement per operation. */
