@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "./helpers/app.js";
+import { testProvider } from "./helpers/databases.js";
 
 // One line per request at info; a client's error adds nothing; an unexpected
 // error adds one line with its stack, and the same error repeating is sampled.
@@ -34,7 +35,10 @@ describe("request logs", () => {
     await app.database.db.prisma.$executeRawUnsafe("DROP TABLE agent_metadata");
     await app.database.db.prisma.$executeRawUnsafe("DROP TABLE task_metadata");
     await app.database.db.prisma.$executeRawUnsafe("DROP TABLE tasks");
-    await app.database.db.prisma.$executeRawUnsafe("DROP TABLE agents");
+    // The schedules' reference to agents goes with it on PostgreSQL (CASCADE drops the constraint only).
+    await app.database.db.prisma.$executeRawUnsafe(
+      `DROP TABLE agents${testProvider === "postgresql" ? " CASCADE" : ""}`,
+    );
     const ids = Array.from({ length: 30 }, (_, i) => `boom-${i}`);
     for (const id of ids) {
       const res = await app.request("/agents", { headers: { "x-request-id": id } });

@@ -2,14 +2,17 @@ import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppRouter } from "../src/modules/index.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
+import { testProvider } from "./helpers/databases.js";
 
 // A database that lost its tables: every query fails in the database, for real.
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();
-  // The tables that refer to tasks and agents first (PostgreSQL refuses otherwise).
+  // The tables that refer to tasks and agents first (PostgreSQL refuses otherwise); the schedules
+  // stay, with their reference to agents dropped (CASCADE drops the constraint, not the table).
+  const cascade = testProvider === "postgresql" ? " CASCADE" : "";
   for (const table of ["task_metadata", "agent_metadata", "tasks", "agents"]) {
-    await app.database.db.prisma.$executeRawUnsafe(`DROP TABLE ${table}`);
+    await app.database.db.prisma.$executeRawUnsafe(`DROP TABLE ${table}${cascade}`);
   }
 });
 afterAll(() => app.close());
