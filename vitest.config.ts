@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 // (and in CI), so that `npm test` needs nothing beyond `npm install`.
 const browser = process.env.TEST_BROWSER === "1";
 
-// Tests that time the service against a wall-clock bound from the SPEC (`npm
+// Tests that time the service against a wall-clock bound of the contract (`npm
 // start` answers within 3 s) run after the rest, one file at a time: beside
 // three other files on two cores they measure the contention, not the service.
 const timed = ["test/npm-start.test.ts"];

@@ -129,7 +129,7 @@ describe(`the console on ${testProvider}, in Chromium`, { timeout: 120_000 }, ()
       const timeline = page.locator(".timeline li");
       await expect
         .poll(async () => (await timeline.evaluateAll((items) => items.map((item) => item.dataset.event))).join(" "))
-        .toBe("task.created task.leased task.updated");
+        .toBe("task.created task.leased task.succeeded");
 
       // 5. Cancel another task: cancel_requested while its worker holds it, then cancelled.
       await page.getByRole("link", { name: "Day agent" }).click();
