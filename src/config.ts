@@ -82,8 +82,9 @@ const envSchema = z
     KEEP_ALIVE_TIMEOUT_SECONDS: optional(z.coerce.number().positive().max(600).default(5)),
     MAX_CONNECTIONS_PER_CLIENT: optional(z.coerce.number().int().min(0).default(128)),
     MAX_IN_FLIGHT: optional(z.coerce.number().int().min(1).optional()),
-    MAX_QUEUED: optional(z.coerce.number().int().min(0).default(64)),
+    MAX_QUEUED: optional(z.coerce.number().int().min(0).default(256)),
     MAX_QUEUE_MS: optional(z.coerce.number().int().min(0).max(60_000).default(50)),
+    MAX_EVENT_LOOP_DELAY_MS: optional(z.coerce.number().int().min(1).default(200)),
     MAX_LONG_POLLS: optional(z.coerce.number().int().min(0).default(1000)),
     TRPC_MAX_BATCH_SIZE: optional(z.coerce.number().int().min(1).max(1000).default(20)),
     SHUTDOWN_GRACE_SECONDS: optional(z.coerce.number().positive().max(3600).default(10)),
@@ -201,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       maxInFlight: e.MAX_IN_FLIGHT,
       maxQueued: e.MAX_QUEUED,
       maxQueueMs: e.MAX_QUEUE_MS,
+      maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
       maxLongPolls: e.MAX_LONG_POLLS,
     },
     /** Calls one /trpc request may batch. */

@@ -3,12 +3,11 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { admission } from "../src/http/guards/admission.js";
 
-// Under a crowd's sustained overload, the requests beyond the slots and the
-// line are refused as they arrive, instead of after waiting MAX_QUEUE_MS,
-// and the line that is kept is served within it. The admission runs in a
-// real HTTP server whose requests each hold their slot 5 ms (a timer, so the
-// pace depends little on this machine's speed): one slot serves about 200 a
-// second, so a line of 20 waits about 100 ms, a tenth of MAX_QUEUE_MS.
+// Under a crowd's sustained overload, a request whose place in line would
+// take too long at the pace slots free is refused as it arrives, instead of
+// after waiting MAX_QUEUE_MS. The admission runs in a real HTTP server whose
+// requests each hold their slot 5 ms (a timer, so the pace depends little
+// on this machine's speed): one slot serves about 200 a second.
 
 const maxQueueMs = 1000;
 const holdMs = 5;
@@ -37,8 +36,13 @@ function get(port: number, agent: Agent): Promise<{ status: number; ms: number }
 }
 
 describe("admission under a crowd's sustained overload", () => {
-  it("refuses at once the requests beyond the line, and serves the line within MAX_QUEUE_MS", async () => {
-    const door = admission({ maxInFlight: 1, maxQueued: 20, maxQueueMs, maxLongPolls: 1 }, "sqlite");
+  it("refuses at once a request whose place in line would take more than half of MAX_QUEUE_MS, and serves the rest of the line", async () => {
+    // Event-loop lag is not a reason to refuse here, and 200 connections are too few to count as
+    // a flood: a refusal is either the one on the expected wait or the wait running out.
+    const door = admission(
+      { maxInFlight: 1, maxQueued: 10_000, maxQueueMs, maxEventLoopDelayMs: 60_000, maxLongPolls: 1 },
+      "sqlite",
+    );
     const listening = createServer(async (_req, res) => {
       const arrived = performance.now();
       const refusal = await door.admit(res);
@@ -50,8 +54,10 @@ describe("admission under a crowd's sustained overload", () => {
     await new Promise<void>((resolve) => listening.listen(0, "127.0.0.1", resolve));
     const { port } = listening.address() as AddressInfo;
 
-    // Each client sends its next request as soon as it is answered: 20 wait in line, the rest
-    // are refused and come straight back.
+    // Each client sends its next request as soon as it is answered: the line holds up to 199,
+    // about 1 s of work or more; half of MAX_QUEUE_MS is about 100 places, fewer when the
+    // timers run late on a busy machine. The first 32 are never refused on the estimate; they
+    // wait about 160 ms, well within MAX_QUEUE_MS even on a machine three times as busy.
     const agent = new Agent({ keepAlive: true, maxSockets: clients });
     const answers: { status: number; ms: number }[] = [];
     const until = performance.now() + 3000;
@@ -67,8 +73,10 @@ describe("admission under a crowd's sustained overload", () => {
     const refused = answers.filter((a) => a.status === 503);
     expect(served.length).toBeGreaterThan(100);
     expect(refused.length).toBeGreaterThan(100);
-    // Refused as they arrived, not after waiting MAX_QUEUE_MS.
+    // Refused as they arrived: without the estimate every refusal waits MAX_QUEUE_MS first.
     const atOnce = refused.filter((a) => a.ms < maxQueueMs / 4).length;
+    // Most, not all: on a machine so busy that fewer than 10 slots free in 100 ms the pace is
+    // unknown for a while, and the line waits as it did before (measured in CI: 77% at once).
     expect(atOnce).toBeGreaterThan(refused.length / 2);
     // And the line it keeps is served: the places it admits are worth their wait.
     const servedInTime = served.filter((a) => a.ms < maxQueueMs).length;

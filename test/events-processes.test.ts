@@ -9,7 +9,7 @@ import { isEvent, openStream, type SseMessage } from "./helpers/sse.js";
 
 // The event log across real processes (docs/api/events.md): two instances on one
 // database, a cluster of workers, and SIGTERM while a stream is open.
-const { database, start } = servicesOnTestDatabase({ MAX_QUEUE_MS: "10000" });
+const { database, start } = servicesOnTestDatabase({ MAX_EVENT_LOOP_DELAY_MS: "60000", MAX_QUEUE_MS: "10000" });
 
 const storedIdsAfter = async (mark: bigint) =>
   (
@@ -112,6 +112,7 @@ describe(`WEB_CONCURRENCY=2 on ${testProvider}`, () => {
         PORT: "0",
         WEB_CONCURRENCY: "2",
         SEED_SAMPLE_DATA: "false",
+        MAX_EVENT_LOOP_DELAY_MS: "60000",
       },
       stdio: ["ignore", "pipe", "inherit"],
     });

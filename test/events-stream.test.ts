@@ -20,7 +20,7 @@ import { isEvent, openStream, type SseMessage } from "./helpers/sse.js";
 let app: TestApp;
 beforeAll(async () => {
   // Shedding load is not what these tests are about: a busy machine must not turn their writes into 503s.
-  app = await startTestApp({ MAX_STREAMS: "3" });
+  app = await startTestApp({ MAX_STREAMS: "3", MAX_EVENT_LOOP_DELAY_MS: "60000" });
 });
 afterAll(() => app.close());
 

@@ -42,6 +42,7 @@ describe("deleting a webhook whose deliveries keep failing", () => {
         DATABASE_URL: db.url,
         WEBHOOK_ALLOW_PRIVATE: "true",
         WEBHOOK_SECRETS_KEY: secretsKey,
+        MAX_EVENT_LOOP_DELAY_MS: "60000",
         // Every failed attempt is tried again 50 ms later, many times: failures are recorded all along.
         WEBHOOK_RETRY_SCHEDULE: Array(40).fill("0.05").join(","),
         WEBHOOK_DISABLE_AFTER_HOURS: "0",

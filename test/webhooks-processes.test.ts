@@ -28,6 +28,7 @@ async function service(url: string, env: Record<string, string> = {}): Promise<S
     DATABASE_URL: url,
     WEBHOOK_ALLOW_PRIVATE: "true",
     WEBHOOK_SECRETS_KEY: secretsKey,
+    MAX_EVENT_LOOP_DELAY_MS: "60000",
     ...env,
   });
   cleanups.push(started.kill);

@@ -25,25 +25,19 @@ export interface TestAppOptions {
 }
 
 /**
- * The service's config for an app in a test, on `database`. A request may
- * wait 10 s for a slot (MAX_QUEUE_MS, which also bounds the wait on which a
- * flood of connections is refused) unless a test sets it: the machines tests
- * run on are shared and often loaded, and a slow test process would shed
- * requests its test expects answered.
+ * The service's config for an app in a test, on `database`. Shedding on
+ * event-loop lag, and on a short wait for a slot, is off unless a test sets
+ * it: the machines tests run on are shared and often loaded, and a lagging
+ * test process would shed requests its test expects answered.
  */
 export function testConfig(env: Record<string, string>, database: TestDatabase) {
   return loadConfig({
     SEED_SAMPLE_DATA: "false",
+    MAX_EVENT_LOOP_DELAY_MS: "600000",
     MAX_QUEUE_MS: "10000",
     ...env,
     DATABASE_URL: database.url,
   });
-}
-
-/** The overload settings as the service runs by default, for the tests of what they refuse. */
-export function productionOverloadSettings(): Record<string, string> {
-  const { load } = loadConfig({ DATABASE_URL: "file:unused.db" });
-  return { MAX_QUEUE_MS: String(load.maxQueueMs) };
 }
 
 /**

@@ -18,12 +18,13 @@ export interface ServiceProcess {
 export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: projectRoot,
-    // A long wait for a slot is no reason to refuse here (see ./app.ts).
+    // No shedding on event-loop lag (see ./app.ts).
     env: {
       ...process.env,
       PORT: "0",
       LOG_LEVEL: "info",
       SEED_SAMPLE_DATA: "false",
+      MAX_EVENT_LOOP_DELAY_MS: "600000",
       MAX_QUEUE_MS: "10000",
       ...env,
     },

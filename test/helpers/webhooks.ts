@@ -23,10 +23,11 @@ export async function startWebhookApp(
   env: Record<string, string> = {},
   { delivering = true }: { delivering?: boolean } = {},
 ): Promise<WebhookApp> {
-  // Load shedding is not under test here, and the machine may be busy: a slow wait for a slot must not turn into 503s.
+  // Load shedding is not under test here, and the machine may be busy: a slow event loop must not turn into 503s.
   const settings = {
     WEBHOOK_ALLOW_PRIVATE: "true",
     WEBHOOK_SECRETS_KEY: secretsKey,
+    MAX_EVENT_LOOP_DELAY_MS: "60000",
     MAX_QUEUE_MS: "10000",
     ...env,
   };
