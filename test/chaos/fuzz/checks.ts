@@ -125,12 +125,14 @@ export function trpcCheck(document: ServedDocument, procedures: Procedure[]): Ch
       }
       const responses = document.paths[operation.path]?.[operation.method.toLowerCase()]?.responses ?? {};
       const success = Number(Object.keys(responses).find((s) => s.startsWith("2")) ?? 200);
+      // null where REST answers 204 (a lease request that found no task): REST's empty body.
+      const noContent = data === null && responses["204"] !== undefined;
       return check({
         method: operation.method,
         path: operation.path,
-        status: success,
-        contentType: "application/json",
-        body: data === undefined ? "" : JSON.stringify(data),
+        status: noContent ? 204 : success,
+        contentType: noContent ? null : "application/json",
+        body: data === undefined || noContent ? "" : JSON.stringify(data),
       }).map((p) => `result data: ${p}`);
     }
     if (!("error" in item)) return ["neither result nor error"];
