@@ -1,6 +1,7 @@
 import { type Database, statement } from "../../db/index.js";
 import type { Logger } from "../../logger.js";
 import { taskLeasesExpired, taskRetries } from "../../metrics/registry.js";
+import { type Alarm, startAlarm } from "../../resources/alarm.js";
 import { lostRace, nextUpdatedAt, retryLostRaces } from "../../resources/conditional-writes.js";
 import type { EventType } from "../events/types.js";
 import { deadlinePassed, endAttempt, leaseExpired, type RetryPolicy } from "../tasks/outcomes.js";
@@ -11,11 +12,8 @@ import { tasksService } from "../tasks/service.js";
 const BATCH = 100;
 // Notifications arrive with every change: the next due time is looked up at most this often because of them.
 const REARM_AFTER_MS = 100;
-// Even with nothing due, look again this often (a safety net, not a poll: once an hour).
-const LONGEST_SLEEP_MS = 3_600_000;
-// After a failure (the database unreachable), look again after this long, doubling up to the longest.
-const FIRST_RETRY_MS = 1_000;
-const LAST_RETRY_MS = 30_000;
+// A due time that nothing could settle (another instance holds it) is looked at again after this long.
+const RETRY_UNSETTLED_MS = 1_000;
 
 type DueRow = { id: string; agent_id: string; project_id: string };
 
@@ -93,13 +91,7 @@ async function settle(db: Database, task: DueRow, policy: RetryPolicy): Promise<
   return written;
 }
 
-export interface Settler {
-  /** Settles whatever is due now and sets the alarm for the next due time (what the alarm calls). */
-  run(): Promise<void>;
-  /** When the alarm is set for (ms since the epoch), or undefined when nothing is due. */
-  readonly alarm: number | undefined;
-  stop(): Promise<void>;
-}
+export type Settler = Alarm;
 
 /**
  * The settler (docs/api/leases.md), one per process: expired leases and passed
@@ -109,30 +101,14 @@ export interface Settler {
  * anywhere may have brought it forward (a notification on channel `events`).
  */
 export function startSettler({ db, policy, logger }: { db: Database; policy: RetryPolicy; logger: Logger }): Settler {
-  let timer: NodeJS.Timeout | undefined;
-  let alarm: number | undefined;
-  let rearm: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = false;
-  let retryDelay = FIRST_RETRY_MS;
-
-  const setAlarm = (at: number | undefined) => {
-    clearTimeout(timer);
-    alarm = at;
-    if (stopped) return;
-    const delay = at === undefined ? LONGEST_SLEEP_MS : Math.min(Math.max(at - Date.now(), 0), LONGEST_SLEEP_MS);
-    timer = setTimeout(() => void settler.run(), delay);
-    timer.unref();
-  };
-
-  /** Sets the alarm for the next due time; a due time already past that nothing could settle is looked at again later. */
-  async function rearmAlarm(settledNothing = false): Promise<void> {
+  /** The next due time; a due time already past that nothing could settle is looked at again later. */
+  async function nextDue(settledNothing = false): Promise<number | undefined> {
     const next = await db.get(statements.nextDue, []);
     const at = next?.due ? Date.parse(next.due) : undefined;
-    setAlarm(settledNothing && at !== undefined && at <= Date.now() ? Date.now() + FIRST_RETRY_MS : at);
+    return settledNothing && at !== undefined && at <= Date.now() ? Date.now() + RETRY_UNSETTLED_MS : at;
   }
 
-  async function settleDue(): Promise<void> {
+  async function settleDue(stopped: () => boolean): Promise<number | undefined> {
     let settled = 0;
     for (;;) {
       const now = new Date();
@@ -141,58 +117,21 @@ export function startSettler({ db, policy, logger }: { db: Database; policy: Ret
         ...(await db.all(statements.pastDeadline, [now, BATCH])),
       ];
       for (const row of due) {
-        if (stopped) return;
+        if (stopped()) return undefined;
         if (await settle(db, row, policy)) settled++;
       }
       if (due.length < BATCH) break;
     }
-    await rearmAlarm(settled === 0);
+    return nextDue(settled === 0);
   }
 
-  /** One task at a time: the alarm settles, a notification only moves the alarm. */
-  function exclusive(work: () => Promise<void>): Promise<void> {
-    if (stopped) return Promise.resolve();
-    const previous = running ?? Promise.resolve();
-    const next = previous.then(async () => {
-      if (stopped) return;
-      try {
-        await work();
-        retryDelay = FIRST_RETRY_MS;
-      } catch (error) {
-        logger.warn({ err: error }, "settling leases and deadlines failed; trying again shortly");
-        setAlarm(Date.now() + retryDelay);
-        retryDelay = Math.min(retryDelay * 2, LAST_RETRY_MS);
-      }
-    });
-    running = next;
-    void next.then(() => {
-      if (running === next) running = undefined;
-    });
-    return next;
-  }
-
-  const settler: Settler = {
-    get alarm() {
-      return alarm;
-    },
-    run: () => exclusive(settleDue),
-    async stop() {
-      stopped = true;
-      stopListening();
-      clearTimeout(timer);
-      clearTimeout(rearm);
-      await running;
-    },
-  };
-
-  const stopListening = db.listen("events", () => {
-    if (rearm || stopped) return;
-    rearm = setTimeout(() => {
-      rearm = undefined;
-      void exclusive(() => rearmAlarm());
-    }, REARM_AFTER_MS);
-    rearm.unref();
+  return startAlarm({
+    db,
+    logger,
+    channel: "events",
+    rearmAfterMs: REARM_AFTER_MS,
+    doing: "settling leases and deadlines",
+    due: settleDue,
+    next: () => nextDue(),
   });
-  void settler.run();
-  return settler;
 }

@@ -1,6 +1,7 @@
 import type { Database, Tx } from "../../db/index.js";
 import type { Logger } from "../../logger.js";
 import { scheduleRunLag, scheduleRuns } from "../../metrics/registry.js";
+import { type Alarm, startAlarm } from "../../resources/alarm.js";
 import { instantOf } from "../../resources/schemas.js";
 import { tasksService } from "../tasks/service.js";
 import { deadlineOf, dueRuns, MISSED_AFTER_MS, templateOf } from "./runs.js";
@@ -12,11 +13,6 @@ const BATCH = 50;
 const REARM_AFTER_MS = 50;
 // Due schedules held by another instance's transaction: look again after this long.
 const HELD_ELSEWHERE_MS = 250;
-// Even with nothing due, look again this often (a safety net, not a poll).
-const LONGEST_SLEEP_MS = 3_600_000;
-// After a failure (the database unreachable), look again after this long, doubling up to the longest.
-const FIRST_RETRY_MS = 1_000;
-const LAST_RETRY_MS = 30_000;
 
 interface Tally {
   created: number;
@@ -71,13 +67,7 @@ async function runOne(tx: Tx, row: ScheduleRow & { agent_status: string }, now: 
   ]);
 }
 
-export interface Scheduler {
-  /** Runs whatever is due now and sets the alarm for the next run time (what the alarm calls). */
-  run(): Promise<void>;
-  /** When the alarm is set for (ms since the epoch), or undefined when nothing is due. */
-  readonly alarm: number | undefined;
-  stop(): Promise<void>;
-}
+export type Scheduler = Alarm;
 
 /**
  * The scheduler (docs/api/schedules.md), one per process, safe on every
@@ -90,31 +80,15 @@ export interface Scheduler {
  * together, so a crash at any point leaves either both or neither.
  */
 export function startScheduler({ db, logger }: { db: Database; logger: Logger }): Scheduler {
-  let timer: NodeJS.Timeout | undefined;
-  let alarm: number | undefined;
-  let rearm: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = false;
-  let retryDelay = FIRST_RETRY_MS;
-
-  const setAlarm = (at: number | undefined) => {
-    clearTimeout(timer);
-    alarm = at;
-    if (stopped) return;
-    const delay = at === undefined ? LONGEST_SLEEP_MS : Math.min(Math.max(at - Date.now(), 0), LONGEST_SLEEP_MS);
-    timer = setTimeout(() => void scheduler.run(), delay);
-    timer.unref();
-  };
-
   /**
-   * The alarm at the earliest run time. One that was already due when this
-   * instance claimed (`claimedAt`) and yet not taken is held by another
-   * instance's transaction: looked at again shortly.
+   * The earliest run time. One that was already due when this instance
+   * claimed (`claimedAt`) and yet not taken is held by another instance's
+   * transaction: looked at again shortly.
    */
-  async function rearmAlarm(claimedAt?: number): Promise<void> {
+  async function nextRun(claimedAt?: number): Promise<number | undefined> {
     const next = await db.get(scheduleStatements.nextDue, []);
     const at = next?.due ? instantOf(next.due).getTime() : undefined;
-    setAlarm(claimedAt !== undefined && at !== undefined && at <= claimedAt ? Date.now() + HELD_ELSEWHERE_MS : at);
+    return claimedAt !== undefined && at !== undefined && at <= claimedAt ? Date.now() + HELD_ELSEWHERE_MS : at;
   }
 
   async function runBatch(): Promise<{ taken: number; claimedAt: number }> {
@@ -135,63 +109,26 @@ export function startScheduler({ db, logger }: { db: Database; logger: Logger })
     return { taken, claimedAt };
   }
 
-  async function runDue(): Promise<void> {
+  async function runDue(stopped: () => boolean): Promise<number | undefined> {
     let taken = 0;
-    let claimedAt: number;
+    let claimedAt: number | undefined;
     for (;;) {
-      if (stopped) return;
+      if (stopped()) return undefined;
       const batch = await runBatch();
       taken += batch.taken;
       claimedAt = batch.claimedAt;
       if (batch.taken < BATCH) break;
     }
-    await rearmAlarm(taken === 0 ? claimedAt : undefined);
+    return nextRun(taken === 0 ? claimedAt : undefined);
   }
 
-  /** One task at a time: the alarm runs, a notification only moves the alarm. */
-  function exclusive(work: () => Promise<void>): Promise<void> {
-    if (stopped) return Promise.resolve();
-    const previous = running ?? Promise.resolve();
-    const next = previous.then(async () => {
-      if (stopped) return;
-      try {
-        await work();
-        retryDelay = FIRST_RETRY_MS;
-      } catch (error) {
-        logger.warn({ err: error }, "running schedules failed; trying again shortly");
-        setAlarm(Date.now() + retryDelay);
-        retryDelay = Math.min(retryDelay * 2, LAST_RETRY_MS);
-      }
-    });
-    running = next;
-    void next.then(() => {
-      if (running === next) running = undefined;
-    });
-    return next;
-  }
-
-  const scheduler: Scheduler = {
-    get alarm() {
-      return alarm;
-    },
-    run: () => exclusive(runDue),
-    async stop() {
-      stopped = true;
-      stopListening();
-      clearTimeout(timer);
-      clearTimeout(rearm);
-      await running;
-    },
-  };
-
-  const stopListening = db.listen(schedulesChannel, () => {
-    if (rearm || stopped) return;
-    rearm = setTimeout(() => {
-      rearm = undefined;
-      void exclusive(() => rearmAlarm());
-    }, REARM_AFTER_MS);
-    rearm.unref();
+  return startAlarm({
+    db,
+    logger,
+    channel: schedulesChannel,
+    rearmAfterMs: REARM_AFTER_MS,
+    doing: "running schedules",
+    due: runDue,
+    next: () => nextRun(),
   });
-  void scheduler.run();
-  return scheduler;
 }
