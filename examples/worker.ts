@@ -12,6 +12,8 @@ const worker = createWorker<Input, { done_at: string }>({
   baseUrl: process.env.API_URL ?? "http://127.0.0.1:8000",
   agentId: process.env.AGENT_ID ?? "",
   leaseSeconds: Number(process.env.LEASE_SECONDS ?? 30),
+  // Tasks run at once, each slot holding one long poll while it waits.
+  concurrency: Number(process.env.CONCURRENCY ?? 1),
   // The work itself: here, waiting `ms`; the first `fail_first` attempts fail.
   handler: async (task, { signal }) => {
     await sleep(task.input?.ms ?? 100, undefined, { signal });
