@@ -40,6 +40,12 @@ export function testConfig(env: Record<string, string>, database: TestDatabase) 
   });
 }
 
+/** The overload settings as the service runs by default, for the tests of what they refuse. */
+export function productionOverloadSettings(): Record<string, string> {
+  const { load } = loadConfig({ DATABASE_URL: "file:unused.db" });
+  return { MAX_QUEUE_MS: String(load.maxQueueMs), MAX_EVENT_LOOP_DELAY_MS: String(load.maxEventLoopDelayMs) };
+}
+
 /**
  * `testConfig`, or the refusal thrown once `database` is dropped: a test may
  * start an app with settings the service refuses, and its database must not
