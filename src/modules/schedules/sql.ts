@@ -73,10 +73,19 @@ export const scheduleStatements = {
     "schedules_get",
     `SELECT ${columns} FROM schedules WHERE id = $1 AND agent_id = $2 AND project_id = $3`,
   ),
-  /** The row, locked on PostgreSQL until the transaction ends (a scheduler's claim waits for a PATCH, and the other way round). */
+  /**
+   * The row, locked on PostgreSQL until the transaction ends (a scheduler's
+   * claim waits for a PATCH, and the other way round). Its agent is locked
+   * first, as the agent's deletion does, which then deletes the schedules:
+   * taken the other way round, a run now holding the schedule and waiting
+   * for the agent (its task's key) deadlocked with that deletion. The
+   * subquery runs before the scan, so the agent's lock always comes first;
+   * an agent deleted meanwhile leaves no row, and the answer is 404.
+   */
   lock: statement<ScheduleRow, [id: string, agentId: string, projectId: string]>("schedules_lock", {
     sqlite: `SELECT ${columns} FROM schedules WHERE id = $1 AND agent_id = $2 AND project_id = $3`,
-    postgresql: `SELECT ${columns} FROM schedules WHERE id = $1 AND agent_id = $2 AND project_id = $3 FOR UPDATE`,
+    postgresql: `SELECT ${columns} FROM schedules WHERE id = $1 AND project_id = $3
+      AND agent_id = (SELECT id FROM agents WHERE id = $2 AND project_id = $3 FOR KEY SHARE) FOR UPDATE`,
   }),
   /** An agent's schedules in (created_at, id) order (schedules_agent_id_created_at_id_idx). */
   page: statement<ScheduleRow, [agentId: string, projectId: string, limit: number]>(
