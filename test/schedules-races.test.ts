@@ -32,8 +32,13 @@ describe("run now against the agent's deletion", () => {
       expect(created.status).toBe(201);
       const { id } = (await created.json()) as { id: string };
       const run = () => app.request(`/agents/${agent.id}/schedules/${id}/runs`, { method: "POST" });
-      const answers = await Promise.all([run(), app.request(`/agents/${agent.id}`, { method: "DELETE" }), run(), run()]);
-      answers.forEach((answer, i) => count(i === 1 ? "DELETE" : "run", answer.status));
+      const answers = await Promise.all([
+        run(),
+        app.request(`/agents/${agent.id}`, { method: "DELETE" }),
+        run(),
+        run(),
+      ]);
+      for (const [i, answer] of answers.entries()) count(i === 1 ? "DELETE" : "run", answer.status);
       expect(Object.keys(statuses).filter((key) => !["run 201", "run 404", "DELETE 204"].includes(key))).toEqual([]);
       expect(await app.database.db.prisma.task.count({ where: { agentId: agent.id } })).toBe(0);
     }
