@@ -160,6 +160,29 @@ describe("API keys through the API", () => {
     expect(await send(app, "GET", "/agents", key.send)).toMatchObject({ status: 403, body: invalidKey });
   });
 
+  it("a wrong secret answers as an unknown key, whatever its length: the same 403, with nothing to tell them apart", async () => {
+    const project = await createProject(app, alice, "Guessed");
+    const key = await createKey(app, alice.headers, project.id, ["agents:read"]);
+    const secretAt = key.key.length - 10;
+    const guesses = [
+      key.key.slice(0, secretAt) + (key.key[secretAt] === "A" ? "B" : "A") + key.key.slice(secretAt + 1), // one character off
+      key.key.slice(0, -1), // one character short
+      `${key.key}x`, // one too many
+      `${key.key.slice(0, key.key.indexOf("_", key.key.indexOf("_") + 1) + 1)}x`, // its prefix, a one-character secret
+      key.key.replace(
+        key.prefix,
+        key.prefix.replace(/.$/, (c) => (c === "a" ? "b" : "a")),
+      ), // an unknown prefix, its secret
+    ];
+    const answers = await Promise.all(guesses.map((guess) => send(app, "GET", "/agents", { "x-api-key": guess })));
+    const shapes = answers.map(({ status, body, headers }) => ({ status, body, type: headers.get("content-type") }));
+    expect(shapes).toEqual(
+      guesses.map(() => ({ status: 403, body: invalidKey, type: "application/json; charset=utf-8" })),
+    );
+    // The key itself still works: the guesses changed nothing.
+    expect((await send(app, "GET", "/agents", key.send)).status).toBe(200);
+  });
+
   it("writes last_used_at on use, at most once a minute", async () => {
     const project = await createProject(app, alice, "Used");
     const key = await createKey(app, alice.headers, project.id, ["agents:read"]);
