@@ -26,6 +26,7 @@ const stampFile = join(root, "dist", ".build-stamp");
 /** Everything the build reads besides node_modules; a folder means every file under it. */
 const inputs = [
   "src",
+  "shared",
   "packages/sdk/src",
   "packages/sdk/package.json",
   "packages/sdk/tsconfig.json",
@@ -60,10 +61,11 @@ function filesOf(path) {
 
 /**
  * The console's own inputs: the bundle is made of them and node_modules alone
- * (it takes only types from the service, which `npm run lint` checks), so a
- * change of the service's sources does not build it again.
+ * (it takes only types from the service, which `npm run lint` checks, and
+ * the constants of shared/), so a change of the service's sources does not
+ * build it again.
  */
-const consoleInputs = ["ui/src", "ui/index.html", "ui/vite.config.ts", "package-lock.json"];
+const consoleInputs = ["ui/src", "shared", "ui/index.html", "ui/vite.config.ts", "package-lock.json"];
 const consoleStampFile = join(root, "dist", ".console-stamp");
 
 /** One hash of every input file's path and content, in a stable order. */

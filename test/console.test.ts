@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleRouter } from "../src/http/console.js";
@@ -91,6 +91,17 @@ describe("the console's sources", () => {
       }
       // Nothing of the server's sources, by any path.
       expect(text, path).not.toMatch(/from "(\.\.\/)+(src|packages)\//);
+      // Outside ui/src, only shared/.
+      for (const [, , from] of imports) {
+        const target = relative(root, join(root, dirname(path), from ?? ""));
+        if (target.startsWith(".."))
+          expect({ path, target }).toEqual({ path, target: expect.stringMatching(/^\.\.\/\.\.\/shared\//) });
+      }
+    }
+    // What it takes from shared/ imports nothing itself, so nothing else comes along.
+    const shared = new URL("../shared", import.meta.url).pathname;
+    for (const name of readdirSync(shared)) {
+      expect(readFileSync(join(shared, name), "utf8"), name).not.toMatch(/^\s*(import|export .* from)\b/m);
     }
   });
 

@@ -77,6 +77,7 @@ describe("managing schedules", () => {
         max_attempts: 1,
         metadata: {},
         deadline_seconds: 600,
+        concurrency_key: null,
       },
       overlap: "skip",
       catch_up: "latest",
@@ -270,6 +271,9 @@ describe("refusals", () => {
     ["deadline_seconds of 0", { title: "t", deadline_seconds: 0 }, "task.deadline_seconds"],
     ["deadline_seconds over a week", { title: "t", deadline_seconds: 604_801 }, "task.deadline_seconds"],
     ["input not an object", { title: "t", input: [1] }, "task.input"],
+    ["an empty concurrency_key", { title: "t", concurrency_key: "" }, "task.concurrency_key"],
+    ["a concurrency_key over 100 characters", { title: "t", concurrency_key: "k".repeat(101) }, "task.concurrency_key"],
+    ["a concurrency_key not a string", { title: "t", concurrency_key: 42 }, "task.concurrency_key"],
   ];
   for (const [what, task, field] of badTasks) {
     it(`refuses a template with ${what}: 400 naming ${field}`, async () => {
@@ -487,6 +491,58 @@ describe("run now, and the agent", () => {
     // Deleting the schedule keeps its tasks.
     await api.DELETE("/agents/{agent_id}/schedules/{schedule_id}", { params: { path } });
     expect((await app.request(`/agents/${agent.id}/tasks/${task.id}`)).status).toBe(200);
+  });
+
+  it("the template's concurrency_key round-trips, and each task it creates carries it", async () => {
+    const agent = await createAgent(app);
+    const schedule = await createSchedule(agent.id, {
+      every_seconds: 3600,
+      task: { title: "Export", concurrency_key: "acme" },
+    });
+    expect(schedule.task).toEqual({
+      title: "Export",
+      description: null,
+      priority: 5,
+      input: null,
+      max_attempts: 1,
+      metadata: {},
+      deadline_seconds: null,
+      concurrency_key: "acme",
+    });
+    const path = { agent_id: agent.id, schedule_id: schedule.id };
+    expect((await api.GET("/agents/{agent_id}/schedules/{schedule_id}", { params: { path } })).data).toEqual(schedule);
+    const listed = await api.GET("/agents/{agent_id}/schedules", { params: { path: { agent_id: agent.id } } });
+    expect(listed.data).toEqual([schedule]);
+    const ran = await api.POST("/agents/{agent_id}/schedules/{schedule_id}/runs", { params: { path } });
+    expect(ran.response.status).toBe(201);
+    expect(ran.data).toMatchObject({ title: "Export", concurrency_key: "acme", schedule_id: schedule.id });
+    const byKey = await app.request(`/agents/${agent.id}/tasks?concurrency_key=acme`);
+    expect(((await byKey.json()) as TaskOut[]).map((task) => task.id)).toEqual([(ran.data as TaskOut).id]);
+
+    // A template given again without the key has none: the template is replaced whole.
+    const patched = await api.PATCH("/agents/{agent_id}/schedules/{schedule_id}", {
+      params: { path },
+      body: { task: { title: "Export" } },
+    });
+    expect(patched.response.status).toBe(200);
+    expect(patched.data).toMatchObject({ task: { concurrency_key: null }, version: 2 });
+    const keyless = await api.POST("/agents/{agent_id}/schedules/{schedule_id}/runs", { params: { path } });
+    expect(keyless.data).toMatchObject({ concurrency_key: null });
+  });
+
+  it("a template stored before concurrency_key was one reads with it null, and its tasks have none", async () => {
+    const agent = await createAgent(app);
+    const schedule = await createSchedule(agent.id, { every_seconds: 3600, task: { title: "Old" } });
+    const { concurrency_key: _, ...stored } = schedule.task;
+    await app.database.db.prisma.schedule.update({
+      where: { id: schedule.id },
+      data: { task: JSON.stringify(stored) },
+    });
+    const path = { agent_id: agent.id, schedule_id: schedule.id };
+    expect((await api.GET("/agents/{agent_id}/schedules/{schedule_id}", { params: { path } })).data).toEqual(schedule);
+    const ran = await api.POST("/agents/{agent_id}/schedules/{schedule_id}/runs", { params: { path } });
+    expect(ran.response.status).toBe(201);
+    expect(ran.data).toMatchObject({ title: "Old", concurrency_key: null });
   });
 
   it("a stopped agent's schedule stays, and a run now is 409", async () => {

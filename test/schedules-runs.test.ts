@@ -135,6 +135,29 @@ describe.concurrent("run times", () => {
     expect(await metric("schedule_run_lag_seconds_count")).toBeGreaterThanOrEqual(made.length);
   });
 
+  it("a run time's task carries the template's concurrency_key", async () => {
+    const agent = await createAgent(app);
+    const start = soon();
+    const schedule = await createSchedule(agent.id, {
+      every_seconds: 60,
+      start_at: start.toISOString(),
+      task: { title: "export", concurrency_key: "acme" },
+    });
+    const [task] = await until(
+      () => tasksOf(schedule),
+      (found) => found.length >= 1,
+    );
+    await patchSchedule(schedule, { paused: true });
+    expect(task).toMatchObject({
+      title: "export",
+      concurrency_key: "acme",
+      schedule_id: schedule.id,
+      scheduled_for: start.toISOString(),
+    });
+    const event = await app.database.db.prisma.event.findFirst({ where: { taskId: task?.id } });
+    expect(JSON.parse(event?.data ?? "{}").task).toMatchObject({ concurrency_key: "acme" });
+  });
+
   it("overlap skip: no new task while the previous one is not final, a run now included", async () => {
     const agent = await createAgent(app);
     const skippedBefore = await metric('schedule_runs_total{outcome="skipped_overlap"}');

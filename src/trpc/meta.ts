@@ -1,4 +1,5 @@
 import type { OpenApiMeta } from "trpc-to-openapi";
+import type { Scope } from "../../shared/scopes.js";
 
 /**
  * What an operation asks of its caller. `project`: a resource of the acting
@@ -8,22 +9,7 @@ import type { OpenApiMeta } from "trpc-to-openapi";
  */
 export type Access = "project" | "caller" | "user";
 
-/** What a credential may do in its project (docs/api/projects.md). */
-export const scopes = [
-  "agents:read",
-  "agents:write",
-  "tasks:read",
-  "tasks:write",
-  "tasks:work",
-  "events:read",
-  "webhooks:read",
-  "webhooks:write",
-  "schedules:read",
-  "schedules:write",
-  "admin",
-] as const;
-
-export type Scope = (typeof scopes)[number];
+export { type Scope, scopes } from "../../shared/scopes.js";
 
 /** What the REST layer (http/rest/) and the document read from a procedure besides its `openapi` meta. */
 export type ProcedureMeta = {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ProcedureMeta } from "../../trpc/meta.js";
 import { projectProcedure, router } from "../../trpc/procedures.js";
 import { Lease, LeaseCreateInput, LeasePath, LeaseRenewInput, PoolLeaseInput } from "./schemas.js";
 import { leasesService } from "./service.js";
@@ -7,14 +8,38 @@ const tags = ["leases"];
 const path = "/agents/{agent_id}/leases";
 const itemPath = "/agents/{agent_id}/leases/{lease_id}";
 
+/**
+ * What the two ways of taking a task (an agent's lease, a pool lease) share:
+ * a POST answered 201 with the lease, or 204 when no task became ready while
+ * it waited (a long poll, which keeps its Idempotency-Key from the start).
+ */
+const taking = {
+  openapi: { method: "POST", tags, protect: false },
+  meta: {
+    successStatus: 201,
+    longPoll: true,
+    location: (lease) => `/agents/${lease.agent_id}/leases/${lease.id}`,
+    keptInClear: true,
+    otherSuccess: {
+      status: 204,
+      description: "No task became ready within wait_seconds (or the service is shutting down)",
+      when: (data) => data === null,
+    },
+    scope: "tasks:work",
+  } satisfies ProcedureMeta,
+} as const;
+
+/** A wait ends when the service shuts down or the caller leaves. */
+const waitSignal = (shutdown: AbortSignal, signal: AbortSignal | undefined) =>
+  signal ? AbortSignal.any([shutdown, signal]) : shutdown;
+
 export const leasesRouter = router({
   claim: projectProcedure
     .meta({
       openapi: {
-        method: "POST",
+        ...taking.openapi,
         path: "/leases",
         operationId: "claimPoolLease",
-        tags,
         summary: "Take the next ready task of any matching agent",
         description:
           "A pool lease: leases the next ready task of any of the project's running agents that the selector matches " +
@@ -22,57 +47,30 @@ export const leasesRouter = router({
           "and within each agent's concurrency limits; at equal priority the agents take turns. The lease's agent_id says whose " +
           "task it is: renew, release and finish it under that agent. When none is ready, waits up to wait_seconds, then answers 204. " +
           "404 when agent_ids names an agent the project does not have. Over tRPC, null stands for 204.",
-        protect: false,
         errorResponses: [400, 404],
       },
-      successStatus: 201,
-      longPoll: true,
-      location: (lease) => `/agents/${lease.agent_id}/leases/${lease.id}`,
-      keptInClear: true,
-      otherSuccess: {
-        status: 204,
-        description: "No task became ready within wait_seconds (or the service is shutting down)",
-        when: (data) => data === null,
-      },
-      scope: "tasks:work",
+      ...taking.meta,
     })
     .input(PoolLeaseInput)
     .output(Lease.nullable())
     .mutation(({ ctx, input, signal }) =>
-      leasesService.createInPool(
-        ctx.db,
-        ctx.principal.projectId,
-        input,
-        signal ? AbortSignal.any([ctx.shutdown, signal]) : ctx.shutdown,
-        ctx.answer,
-      ),
+      leasesService.createInPool(ctx.db, ctx.principal.projectId, input, waitSignal(ctx.shutdown, signal), ctx.answer),
     ),
 
   create: projectProcedure
     .meta({
       openapi: {
-        method: "POST",
+        ...taking.openapi,
         path,
         operationId: "createLease",
-        tags,
         summary: "Take the agent's next ready task",
         description:
           "Leases the agent's next ready task (highest priority, then earliest run_at, created_at, id) and sets it running. " +
           "When none is ready, waits up to wait_seconds for one (a task created, released, or whose run_at comes), then answers 204. " +
           "Only a running agent gets work (409 with details.agent_status). Over tRPC, null stands for 204.",
-        protect: false,
         errorResponses: [400, 404, 409],
       },
-      successStatus: 201,
-      longPoll: true,
-      location: (lease) => `/agents/${lease.agent_id}/leases/${lease.id}`,
-      keptInClear: true,
-      otherSuccess: {
-        status: 204,
-        description: "No task became ready within wait_seconds (or the service is shutting down)",
-        when: (data) => data === null,
-      },
-      scope: "tasks:work",
+      ...taking.meta,
     })
     .input(LeaseCreateInput)
     .output(Lease.nullable())
@@ -82,7 +80,7 @@ export const leasesRouter = router({
         ctx.principal.projectId,
         agent_id,
         request,
-        signal ? AbortSignal.any([ctx.shutdown, signal]) : ctx.shutdown,
+        waitSignal(ctx.shutdown, signal),
         ctx.answer,
       ),
     ),

@@ -1,5 +1,4 @@
 import { instantOf } from "../../resources/schemas.js";
-import type { ScheduledTaskTemplate } from "../tasks/service.js";
 import type { ScheduleRow } from "./sql.js";
 import { nextCronTime } from "./times.js";
 
@@ -66,12 +65,6 @@ export function dueRuns(row: ScheduleRow, now: number): { latest: number; passed
   return { latest, passed, next };
 }
 
-/** The schedule's task template as stored, and the task's deadline from a run time. */
-export function templateOf(
-  row: Pick<ScheduleRow, "task">,
-): ScheduledTaskTemplate & { deadline_seconds: number | null } {
-  return JSON.parse(row.task);
-}
-
+/** The task's deadline from a run time. */
 export const deadlineOf = (template: { deadline_seconds: number | null }, runAt: number) =>
   template.deadline_seconds === null ? null : new Date(runAt + template.deadline_seconds * 1000);

@@ -4,8 +4,8 @@ import { scheduleRunLag, scheduleRuns } from "../../metrics/registry.js";
 import { type Alarm, startAlarm } from "../../resources/alarm.js";
 import { instantOf } from "../../resources/schemas.js";
 import { tasksService } from "../tasks/service.js";
-import { deadlineOf, dueRuns, MISSED_AFTER_MS, templateOf } from "./runs.js";
-import { type ScheduleRow, scheduleStatements, schedulesChannel } from "./sql.js";
+import { deadlineOf, dueRuns, MISSED_AFTER_MS } from "./runs.js";
+import { type ScheduleRow, scheduleStatements, schedulesChannel, templateOf } from "./sql.js";
 
 // Schedules taken per transaction; a larger backlog takes several, back to back.
 const BATCH = 50;

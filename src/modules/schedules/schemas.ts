@@ -10,7 +10,7 @@ import {
   version,
 } from "../../resources/schemas.js";
 import { agentId } from "../agents/schemas.js";
-import { TaskCreate, taskId } from "../tasks/schemas.js";
+import { Task, TaskCreate, taskId } from "../tasks/schemas.js";
 import { cronOf, isTimeZone } from "./times.js";
 
 /** docs/api/schedules.md. */
@@ -65,7 +65,14 @@ const paused = z
 const startAt = dateTime.meta({ description: "No run before this time (an interval's first run is at it)" });
 const endAt = dateTime.meta({ description: "No run after this time" });
 
-const taskFields = TaskCreate.pick({ title: true, description: true, priority: true, input: true, metadata: true });
+const taskFields = TaskCreate.pick({
+  title: true,
+  description: true,
+  priority: true,
+  input: true,
+  metadata: true,
+  concurrency_key: true,
+});
 export const TaskTemplate = taskFields
   .extend({
     max_attempts: TaskCreate.shape.max_attempts,
@@ -166,6 +173,7 @@ const templateExample = {
   max_attempts: 1,
   metadata: {},
   deadline_seconds: null,
+  concurrency_key: null,
 };
 const scheduleExample = {
   id: "6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b",
@@ -196,6 +204,7 @@ export const ScheduleTask = z
     max_attempts: z.int(),
     metadata: z.record(z.string(), z.string()),
     deadline_seconds: z.int().nullable(),
+    concurrency_key: Task.shape.concurrency_key,
   })
   .meta({ id: "ScheduleTask", description: "The task each run creates", example: templateExample });
 

@@ -11,7 +11,7 @@ import { auditService } from "../audit/service.js";
 import { recordEvents } from "../events/outbox.js";
 import type { TaskOut } from "../tasks/schemas.js";
 import { tasksService } from "../tasks/service.js";
-import { type Clock, deadlineOf, nextRunAfter, templateOf } from "./runs.js";
+import { type Clock, deadlineOf, nextRunAfter } from "./runs.js";
 import type {
   ScheduleCreateBody,
   ScheduleListInput,
@@ -19,7 +19,14 @@ import type {
   ScheduleTaskOut,
   ScheduleUpdateBody,
 } from "./schemas.js";
-import { type ScheduleRow, type ScheduleValues, scheduleStatements, schedulesChannel, toSchedule } from "./sql.js";
+import {
+  type ScheduleRow,
+  type ScheduleValues,
+  scheduleStatements,
+  schedulesChannel,
+  templateOf,
+  toSchedule,
+} from "./sql.js";
 
 export const scheduleNotFound = () => notFound("Schedule");
 const agentNotFound = () => notFound("Agent");
@@ -43,6 +50,7 @@ function templateText(task: ScheduleCreateBody["task"]): string {
     max_attempts: task.max_attempts ?? 1,
     metadata: task.metadata ?? {},
     deadline_seconds: task.deadline_seconds ?? null,
+    concurrency_key: task.concurrency_key ?? null,
   };
   return JSON.stringify(template);
 }

@@ -1,4 +1,5 @@
 import { statement } from "../../db/index.js";
+import type { ScheduledTaskTemplate } from "../tasks/service.js";
 import type { ScheduleOut } from "./schemas.js";
 
 /** A schedules row as the statements below return it. */
@@ -26,13 +27,24 @@ export interface ScheduleRow {
 const columns = `id, project_id, agent_id, cron, every_seconds, timezone, task, overlap, catch_up, paused, start_at,
   end_at, next_run_at, last_run_at, last_task_id, created_at, updated_at, version`;
 
+/**
+ * The schedule's task template as stored (a JSON column): a template stored
+ * before concurrency_key was one has none.
+ */
+export function templateOf(
+  row: Pick<ScheduleRow, "task">,
+): ScheduledTaskTemplate & { deadline_seconds: number | null } {
+  const template = JSON.parse(row.task);
+  return { ...template, concurrency_key: template.concurrency_key ?? null };
+}
+
 export const toSchedule = (row: ScheduleRow): ScheduleOut => ({
   id: row.id,
   agent_id: row.agent_id,
   cron: row.cron,
   every_seconds: row.every_seconds,
   timezone: row.timezone,
-  task: JSON.parse(row.task),
+  task: templateOf(row),
   overlap: row.overlap as ScheduleOut["overlap"],
   catch_up: row.catch_up as ScheduleOut["catch_up"],
   paused: row.paused,

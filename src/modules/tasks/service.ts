@@ -25,7 +25,7 @@ import type { EventType } from "../events/types.js";
 import { defaultRetryPolicy, type RetryPolicy } from "./outcomes.js";
 import { byCreation, type TaskRow, taskChangeFields, toTask, toText, updateArgs } from "./rows.js";
 import type { TaskCreateBody, TaskListInput, TaskOut, TaskUpdateBody } from "./schemas.js";
-import { taskList, taskStatements } from "./sql.js";
+import { type NewTaskValues, taskList, taskStatements } from "./sql.js";
 import { newTaskSchedule, planTaskUpdate } from "./update-plan.js";
 
 /** What a schedule's run creates: the fields of a task it sets (docs/api/schedules.md). */
@@ -36,6 +36,7 @@ export interface ScheduledTaskTemplate {
   input: JsonObject | null;
   max_attempts: number;
   metadata: Metadata;
+  concurrency_key: string | null;
 }
 
 const taskNotFound = () => notFound("Task");
@@ -64,6 +65,30 @@ async function agentExists(db: Queryable, projectId: string, agentId: string): P
  */
 async function missing(db: Queryable, projectId: string, agentId: string): Promise<AppError> {
   return (await agentExists(db, projectId, agentId)) ? taskNotFound() : agentNotFound();
+}
+
+/**
+ * Inserts a new task (`values[5]` is its creation time) with its metadata
+ * pairs and its task.created event; undefined when the insert made no row.
+ */
+async function insertTask(
+  tx: Tx,
+  insert: typeof taskStatements.insert,
+  metadata: Metadata,
+  values: NewTaskValues,
+): Promise<TaskOut | undefined> {
+  const row = await tx.get(insert, values);
+  if (!row) return undefined;
+  const now = values[5];
+  await writePairs(tx, taskStatements, row.id, now, metadata, false);
+  const task = toTask(row);
+  await recordEvents(
+    tx,
+    row.project_id,
+    [{ type: "task.created", agentId: row.agent_id, taskId: task.id, data: { task } }],
+    now,
+  );
+  return task;
 }
 
 /**
@@ -103,8 +128,9 @@ export const tasksService = {
     if (!isUuid(agentId)) throw agentNotFound();
     const now = new Date();
     const { maxAttempts, runAt, deadlineAt } = newTaskSchedule(input, now);
+    const metadata = input.metadata ?? {};
     return db.transaction(async (tx) => {
-      const row = await tx.get(taskStatements.insert, [
+      const task = await insertTask(tx, taskStatements.insert, metadata, [
         randomUUID(),
         input.title,
         input.description ?? null,
@@ -115,17 +141,16 @@ export const tasksService = {
         maxAttempts,
         runAt,
         deadlineAt,
-        JSON.stringify(input.metadata ?? {}),
+        JSON.stringify(metadata),
         projectId,
         input.concurrency_key ?? null,
+        null,
+        null,
       ]);
-      if (!row) {
+      if (!task) {
         if (!(await agentExists(tx, projectId, agentId))) throw agentNotFound();
         throw new AppError("conflict", "Agent is stopped and accepts no new tasks", { agent_status: "stopped" });
       }
-      await writePairs(tx, taskStatements, row.id, now, input.metadata ?? {}, false);
-      const task = toTask(row);
-      await recordEvents(tx, projectId, [{ type: "task.created", agentId, taskId: task.id, data: { task } }], now);
       await answer?.keep(tx, task);
       return task;
     });
@@ -136,20 +161,20 @@ export const tasksService = {
    * with its task.created event: undefined when the agent is gone or stopped,
    * or when the schedule already has a task for `scheduledFor`.
    */
-  async createScheduled(
+  createScheduled: (
     tx: Tx,
     projectId: string,
     agentId: string,
     made: { scheduleId: string; scheduledFor: Date | null; runAt: Date; deadlineAt: Date | null },
     template: ScheduledTaskTemplate,
     now: Date,
-  ): Promise<TaskOut | undefined> {
-    const row = await tx.get(taskStatements.insertScheduled, [
+  ): Promise<TaskOut | undefined> =>
+    insertTask(tx, taskStatements.insertScheduled, template.metadata, [
       randomUUID(),
       template.title,
       template.description,
       template.priority,
-      toText(template.input ?? null),
+      toText(template.input),
       now,
       agentId,
       template.max_attempts,
@@ -157,15 +182,10 @@ export const tasksService = {
       made.deadlineAt,
       JSON.stringify(template.metadata),
       projectId,
+      template.concurrency_key,
       made.scheduleId,
       made.scheduledFor,
-    ]);
-    if (!row) return undefined;
-    await writePairs(tx, taskStatements, row.id, now, template.metadata, false);
-    const task = toTask(row);
-    await recordEvents(tx, projectId, [{ type: "task.created", agentId, taskId: task.id, data: { task } }], now);
-    return task;
-  },
+    ]),
 
   /** Whether the task is final (succeeded, failed, cancelled) or gone. */
   async isFinalOrGone(db: Queryable, projectId: string, id: string): Promise<boolean> {

@@ -2,6 +2,44 @@ import { statement } from "../../db/index.js";
 import type { ListSource } from "../../resources/list-sql.js";
 import { type RunningColumns, type TaskRow, taskColumns } from "./rows.js";
 
+/** The values of a new task, in the order its insert takes them. */
+export type NewTaskValues = [
+  id: string,
+  title: string,
+  description: string | null,
+  priority: number,
+  input: string | null,
+  now: Date,
+  agentId: string,
+  maxAttempts: number,
+  runAt: Date,
+  deadlineAt: Date | null,
+  metadata: string,
+  projectId: string,
+  concurrencyKey: string | null,
+  scheduleId: string | null,
+  scheduledFor: Date | null,
+];
+
+/**
+ * A new task's insert. A stopped agent accepts no new tasks
+ * (docs/api/agents.md): the check and the insert are one statement. On
+ * PostgreSQL `FOR SHARE` makes it wait for a stop in progress and then see
+ * `stopped` (or makes the stop wait for the task). `onConflict` is only the
+ * scheduler's: the API's insert, the hot path, has no conflict to resolve
+ * and does without PostgreSQL's speculative insertion.
+ */
+function insertTask(name: string, onConflict: string) {
+  const sql = (lock: string) => `INSERT INTO tasks (id, project_id, agent_id, title, description, priority, status,
+      input, result, created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version,
+      metadata, concurrency_key, schedule_id, scheduled_for)
+    SELECT $1, project_id, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11, $13, $14, $15
+    FROM agents WHERE id = $7 AND project_id = $12 AND status <> 'stopped'${lock}
+    ${onConflict}
+    RETURNING ${taskColumns}`;
+  return statement<TaskRow, NewTaskValues>(name, { sqlite: sql(""), postgresql: sql(" FOR SHARE") });
+}
+
 export const taskStatements = {
   /** The metrics' count: an index-only scan of the index that leads with status (tasks: status, deadline_at). */
   countByStatus: statement<{ status: string; count: number | bigint }>(
@@ -16,81 +54,14 @@ export const taskStatements = {
     "tasks_get",
     `SELECT ${taskColumns} FROM tasks WHERE id = $1 AND agent_id = $2 AND project_id = $3`,
   ),
+  /** A task (TaskCreate), for a worker or an agent's tools; its schedule columns null. */
+  insert: insertTask("tasks_insert", ""),
   /**
-   * A stopped agent accepts no new tasks (docs/api/agents.md): the check and the insert
-   * are one statement. On PostgreSQL `FOR SHARE` makes it wait for a stop in
-   * progress and then see `stopped` (or makes the stop wait for the task).
+   * A schedule's task (docs/api/schedules.md). A second task for the same
+   * schedule and run time is refused by the unique constraint on
+   * (schedule_id, scheduled_for): no row.
    */
-  insert: statement<
-    TaskRow,
-    [
-      id: string,
-      title: string,
-      description: string | null,
-      priority: number,
-      input: string | null,
-      now: Date,
-      agentId: string,
-      maxAttempts: number,
-      runAt: Date,
-      deadlineAt: Date | null,
-      metadata: string,
-      projectId: string,
-      concurrencyKey: string | null,
-    ]
-  >("tasks_insert", {
-    sqlite: `INSERT INTO tasks (id, project_id, agent_id, title, description, priority, status, input, result,
-        created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata,
-        concurrency_key)
-      SELECT $1, project_id, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11, $13
-      FROM agents WHERE id = $7 AND project_id = $12 AND status <> 'stopped'
-      RETURNING ${taskColumns}`,
-    postgresql: `INSERT INTO tasks (id, project_id, agent_id, title, description, priority, status, input, result,
-        created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata,
-        concurrency_key)
-      SELECT $1, project_id, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11, $13
-      FROM agents WHERE id = $7 AND project_id = $12 AND status <> 'stopped' FOR SHARE
-      RETURNING ${taskColumns}`,
-  }),
-  /**
-   * A schedule's task (docs/api/schedules.md), checked against its agent as
-   * `insert` is. A second task for the same schedule and run time is refused
-   * by the unique constraint on (schedule_id, scheduled_for): no row.
-   */
-  insertScheduled: statement<
-    TaskRow,
-    [
-      id: string,
-      title: string,
-      description: string | null,
-      priority: number,
-      input: string | null,
-      now: Date,
-      agentId: string,
-      maxAttempts: number,
-      runAt: Date,
-      deadlineAt: Date | null,
-      metadata: string,
-      projectId: string,
-      scheduleId: string,
-      scheduledFor: Date | null,
-    ]
-  >("tasks_insert_scheduled", {
-    sqlite: `INSERT INTO tasks (id, project_id, agent_id, title, description, priority, status, input, result,
-        created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata,
-        schedule_id, scheduled_for)
-      SELECT $1, project_id, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11, $13, $14
-      FROM agents WHERE id = $7 AND project_id = $12 AND status <> 'stopped'
-      ON CONFLICT (schedule_id, scheduled_for) DO NOTHING
-      RETURNING ${taskColumns}`,
-    postgresql: `INSERT INTO tasks (id, project_id, agent_id, title, description, priority, status, input, result,
-        created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version, metadata,
-        schedule_id, scheduled_for)
-      SELECT $1, project_id, id, $2, $3, $4, 'pending', $5, NULL, $6, $6, $8, 0, $9, $10, FALSE, 1, $11, $13, $14
-      FROM agents WHERE id = $7 AND project_id = $12 AND status <> 'stopped' FOR SHARE
-      ON CONFLICT (schedule_id, scheduled_for) DO NOTHING
-      RETURNING ${taskColumns}`,
-  }),
+  insertScheduled: insertTask("tasks_insert_scheduled", "ON CONFLICT (schedule_id, scheduled_for) DO NOTHING"),
   /** The status of a task, if it still exists: whether a schedule's previous task is final (overlap skip). */
   status: statement<{ status: string }, [id: string, projectId: string]>(
     "tasks_status",

@@ -1,22 +1,9 @@
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
+import { scopes as allScopes } from "../../../shared/scopes";
 import { Badge, Button, Empty, ErrorMessage, Field, Loading, Section, Table, When } from "../components";
 import { type Project, type Scope, useTRPC } from "../trpc";
 import { ShownOnce } from "./webhooks";
-
-const allScopes: Scope[] = [
-  "agents:read",
-  "agents:write",
-  "tasks:read",
-  "tasks:write",
-  "tasks:work",
-  "events:read",
-  "webhooks:read",
-  "webhooks:write",
-  "schedules:read",
-  "schedules:write",
-  "admin",
-];
 
 function CreateKey({ projectId }: { projectId: string }) {
   const trpc = useTRPC();
