@@ -81,31 +81,32 @@ describe("catch-up after downtime", () => {
     const first = await start();
     const agent = await createAgent(first.baseUrl);
     const runTime = secondAfter(6_000);
-    const body = { every_seconds: 15, start_at: iso(runTime) };
+    const body = { every_seconds: 20, start_at: iso(runTime) };
     const [latest, none] = [
       (await createSchedules(first.baseUrl, agent.id, 1, { ...body, catch_up: "latest" }))[0] as ScheduleOut,
       (await createSchedules(first.baseUrl, agent.id, 1, { ...body, catch_up: "none" }))[0] as ScheduleOut,
     ];
     first.child.kill("SIGTERM");
     expect(await first.exited).toBe(0);
-    // Down across the run times runTime and runTime + 15 s: the service starts 6 s after the second,
-    // later than a run on time (5 s), and has until the third (runTime + 30 s) to decide.
+    // Down across the run times runTime and runTime + 20 s: the service starts 6 s after the second,
+    // later than a run on time (5 s), and has until the third (runTime + 40 s) to decide: 14 s for a
+    // start on a busy machine.
     expect(Date.now()).toBeLessThan(runTime);
-    await sleep(runTime + 21_000 - Date.now());
+    await sleep(runTime + 26_000 - Date.now());
     const second = await start();
     await until(
       async () =>
         (await database().db.prisma.schedule.count({
-          where: { id: { in: [latest.id, none.id] }, nextRunAt: new Date(runTime + 30_000) },
+          where: { id: { in: [latest.id, none.id] }, nextRunAt: new Date(runTime + 40_000) },
         })) === 2,
       30_000,
       "both schedules past their missed run times",
     );
     const times = await runTimesOf(agent.id);
-    expect(times.get(latest.id)).toEqual([iso(runTime + 15_000)]);
+    expect(times.get(latest.id)).toEqual([iso(runTime + 20_000)]);
     expect(times.get(none.id)).toBeUndefined();
     const seen = await call<ScheduleOut>(second.baseUrl, "GET", `/agents/${agent.id}/schedules/${latest.id}`);
-    expect(seen.body).toMatchObject({ last_run_at: iso(runTime + 15_000), next_run_at: iso(runTime + 30_000) });
+    expect(seen.body).toMatchObject({ last_run_at: iso(runTime + 20_000), next_run_at: iso(runTime + 40_000) });
     const metrics = await (await fetch(`${second.baseUrl}/metrics`)).text();
     expect(metrics).toContain('schedule_runs_total{outcome="skipped_missed"} 3');
     expect(metrics).toContain('schedule_runs_total{outcome="created"} 1');
