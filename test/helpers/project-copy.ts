@@ -11,6 +11,7 @@ const copied = [
   "packages",
   "scripts",
   "ui",
+  "shared",
   "prisma",
   "prisma.config.ts",
   "tsconfig.json",
