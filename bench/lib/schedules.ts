@@ -50,6 +50,7 @@ const template = JSON.stringify({
   input: null,
   max_attempts: 1,
   metadata: {},
+  concurrency_key: null,
   deadline_seconds: null,
 });
 
