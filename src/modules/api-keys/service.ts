@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { hash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import type { Database, Queryable } from "../../db/index.js";
 import { AppError, notFound, validationError } from "../../errors.js";
 import type { KeptAnswer } from "../../idempotency/kept-answer.js";
@@ -18,7 +18,11 @@ const keyNotFound = () => notFound("API key");
  */
 const keyPattern = /^(amk_[0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 
-const hashOf = (secret: string) => createHash("sha256").update(secret).digest();
+// One call, no hash object: this runs on every request that presents a key.
+const hashOf = (secret: string) => hash("sha256", secret, "buffer");
+
+/** A hash no secret has, compared against when no key has the presented prefix: every refusal costs the same. */
+const noSecretHash = hashOf(randomBytes(32).toString("base64url"));
 
 const toApiKey = (row: ApiKeyRow): ApiKeyOut => ({
   id: row.id,
@@ -55,8 +59,31 @@ const MOST_REMEMBERED = 10_000;
  * instance as soon as the notification arrives (PostgreSQL: at once; SQLite:
  * within the 50 ms the file is watched).
  */
+/** A key as remembered: its row, its stored hash decoded, and whose it is (made once, not per request). */
+interface KnownKey {
+  row: ApiKeyRow;
+  hash: Buffer;
+  expiresAt: number | null;
+  holder: KeyHolder;
+}
+
+const knownKey = (row: ApiKeyRow): KnownKey => {
+  const stored = Buffer.from(row.secret_hash, "base64url");
+  return {
+    row,
+    hash: stored.length === 32 ? stored : noSecretHash,
+    expiresAt: row.expires_at === null ? null : Date.parse(row.expires_at),
+    holder: {
+      id: row.id,
+      projectId: row.project_id,
+      scopes: new Set(JSON.parse(row.scopes) as Scope[]),
+      label: `${row.name} (${row.prefix})`,
+    },
+  };
+};
+
 class KeyMemory {
-  private readonly keys = new Map<string, ApiKeyRow | null>();
+  private readonly keys = new Map<string, KnownKey | null>();
   private readonly touched = new Map<string, number>();
   private generation: bigint | undefined;
   private stale = true;
@@ -81,7 +108,7 @@ class KeyMemory {
     this.generation = undefined;
   }
 
-  async find(prefix: string): Promise<ApiKeyRow | undefined> {
+  async find(prefix: string): Promise<KnownKey | undefined> {
     if (this.stale) {
       this.stale = false;
       const now = (await this.db.get(statements.generation, []))?.position ?? 0n;
@@ -92,9 +119,10 @@ class KeyMemory {
     }
     if (this.keys.has(prefix)) return this.keys.get(prefix) ?? undefined;
     const row = await this.db.get(statements.byPrefix, [prefix]);
+    const known = row ? knownKey(row) : undefined;
     if (this.keys.size >= MOST_REMEMBERED) this.keys.clear();
-    this.keys.set(prefix, row ?? null);
-    return row;
+    this.keys.set(prefix, known ?? null);
+    return known;
   }
 
   /** Writes last_used_at, at most once a minute per key. */
@@ -111,18 +139,20 @@ class KeyMemory {
 }
 
 /**
- * Presented keys this process found valid lately (by a digest of the whole
- * key), and whose they are: whom a request counts against (its rate-limit
+ * Presented keys this process found valid lately (by their prefix and a
+ * digest of their secret), and whose they are: whom a request counts against (its rate-limit
  * bucket) is known before the request is authorised, with no read. A key
  * never found valid, such as an invented one, is not here, and counts against
  * its sender's address. Emptied with the memory of keys, at every revocation.
  */
 const validLately = new Map<string, string>();
-const digestOf = (presented: string) => createHash("sha256").update(presented).digest("base64url");
+const lateKey = (prefix: string, secretHash: Buffer) => prefix + secretHash.toString("latin1");
 
 /** The id of the key `presented` is, if this process found it valid lately. */
 export function keyHolderOf(presented: string): string | undefined {
-  return validLately.size === 0 ? undefined : validLately.get(digestOf(presented));
+  if (validLately.size === 0) return undefined;
+  const parts = keyPattern.exec(presented);
+  return parts ? validLately.get(lateKey(parts[1] ?? "", hashOf(parts[2] ?? ""))) : undefined;
 }
 
 const memories = new WeakMap<Database, KeyMemory>();
@@ -135,9 +165,6 @@ const memoryOf = (db: Database) => {
   return memory;
 };
 
-/** A key's unlikely prefix, compared against when no key has the presented one: every refusal costs the same. */
-const noSecretHash = hashOf(randomBytes(32).toString("base64url"));
-
 export const apiKeysService = {
   /**
    * The key `presented` stands for, if it is valid now: known, its secret's
@@ -148,20 +175,15 @@ export const apiKeysService = {
     const parts = keyPattern.exec(presented);
     if (!parts) return undefined;
     const [, prefix = "", secret = ""] = parts;
-    const row = await memoryOf(db).find(prefix);
-    const stored = row ? Buffer.from(row.secret_hash, "base64url") : noSecretHash;
-    const matches = timingSafeEqual(hashOf(secret), stored.length === 32 ? stored : noSecretHash);
-    if (!row || !matches || row.revoked_at !== null) return undefined;
-    if (row.expires_at !== null && Date.parse(row.expires_at) <= Date.now()) return undefined;
-    memoryOf(db).touch(row.id);
+    const known = await memoryOf(db).find(prefix);
+    const secretHash = hashOf(secret);
+    const matches = timingSafeEqual(secretHash, known?.hash ?? noSecretHash);
+    if (!known || !matches || known.row.revoked_at !== null) return undefined;
+    if (known.expiresAt !== null && known.expiresAt <= Date.now()) return undefined;
+    memoryOf(db).touch(known.row.id);
     if (validLately.size >= MOST_REMEMBERED) validLately.clear();
-    validLately.set(digestOf(presented), row.id);
-    return {
-      id: row.id,
-      projectId: row.project_id,
-      scopes: new Set(JSON.parse(row.scopes) as Scope[]),
-      label: `${row.name} (${row.prefix})`,
-    };
+    validLately.set(lateKey(prefix, secretHash), known.row.id);
+    return known.holder;
   },
 
   /**

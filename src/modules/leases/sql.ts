@@ -80,6 +80,20 @@ const leaseColumns = `status = 'running', lease_id = $3, lease_worker = $4, leas
     lease_duration_seconds = $6,
     version = version + 1`;
 
+/**
+ * On PostgreSQL, claims of an agent without limits run at once and all pick
+ * the same head: the claim takes the first ready task of the head's key that
+ * no other claim has locked (the head itself, unless a claim is taking it).
+ * Claiming the head by its id made every other claim wait for the first to
+ * commit, then find it taken and pick again: one lease per commit, and 32
+ * claims at once cost 10 times a PATCH each. Under the exclusive lock of an
+ * agent with limits nothing is skipped, so the head is what is taken.
+ */
+const headKey = "(SELECT h.concurrency_key FROM tasks h WHERE h.id = $8)";
+const firstUnlocked = (keyCondition: string) => `(SELECT t.id FROM tasks t
+      WHERE t.agent_id = $1 AND t.project_id = $7 AND ${keyCondition} AND ${ready("t")}
+      ORDER BY t.concurrency_key, ${pickOrder("t")} LIMIT 1 FOR UPDATE SKIP LOCKED)`;
+
 /** A key's head, as the pick compares it. */
 export interface HeadRow {
   id: string;
@@ -213,7 +227,9 @@ export const leaseStatements = {
       RETURNING ${taskColumns}`,
     postgresql: `UPDATE tasks SET ${leaseColumns},
         updated_at = GREATEST($2::timestamp, tasks.updated_at + interval '1 millisecond')
-      WHERE id = $8 AND agent_id = $1 AND project_id = $7 AND status = 'pending'
+      WHERE id = COALESCE(${firstUnlocked(`t.concurrency_key = ${headKey}`)},
+          ${firstUnlocked(`t.concurrency_key IS NULL AND ${headKey} IS NULL`)})
+        AND agent_id = $1 AND project_id = $7 AND status = 'pending'
       RETURNING ${taskColumns}`,
   }),
   /** A pool lease took one of the agent's tasks: its turn is over (not a change of the agent: no version, no event). */
