@@ -29,7 +29,7 @@ export type NewTaskValues = [
  * scheduler's: the API's insert, the hot path, has no conflict to resolve
  * and does without PostgreSQL's speculative insertion.
  */
-function insertTask(name: string, onConflict: string) {
+function insertStatement(name: string, onConflict: string) {
   const sql = (lock: string) => `INSERT INTO tasks (id, project_id, agent_id, title, description, priority, status,
       input, result, created_at, updated_at, max_attempts, attempts, run_at, deadline_at, cancel_requested, version,
       metadata, concurrency_key, schedule_id, scheduled_for)
@@ -55,13 +55,13 @@ export const taskStatements = {
     `SELECT ${taskColumns} FROM tasks WHERE id = $1 AND agent_id = $2 AND project_id = $3`,
   ),
   /** A task (TaskCreate), for a worker or an agent's tools; its schedule columns null. */
-  insert: insertTask("tasks_insert", ""),
+  insert: insertStatement("tasks_insert", ""),
   /**
    * A schedule's task (docs/api/schedules.md). A second task for the same
    * schedule and run time is refused by the unique constraint on
    * (schedule_id, scheduled_for): no row.
    */
-  insertScheduled: insertTask("tasks_insert_scheduled", "ON CONFLICT (schedule_id, scheduled_for) DO NOTHING"),
+  insertScheduled: insertStatement("tasks_insert_scheduled", "ON CONFLICT (schedule_id, scheduled_for) DO NOTHING"),
   /** The status of a task, if it still exists: whether a schedule's previous task is final (overlap skip). */
   status: statement<{ status: string }, [id: string, projectId: string]>(
     "tasks_status",
