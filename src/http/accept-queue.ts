@@ -22,15 +22,11 @@ export function acceptQueueLength(server: Server): number | undefined {
   try {
     const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`))?.[1];
     if (inode === undefined) return undefined;
-    // The tables are read a page at a time, not at once: while other sockets come and go (a busy host), a
-    // read can miss the listener's line. It is there while the listener is, so a miss is read again.
-    for (let read = 0; read < 5; read++) {
-      for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-        for (const line of readFileSync(table, "latin1").split("\n")) {
-          // sl local rem st tx_queue:rx_queue tr:when retrnsmt uid timeout inode …
-          const [, , , state, queues, , , , , owner] = line.trim().split(/\s+/);
-          if (owner === inode && state === listening) return Number.parseInt(queues?.split(":")[1] ?? "0", 16);
-        }
+    for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+      for (const line of readFileSync(table, "latin1").split("\n")) {
+        // sl local rem st tx_queue:rx_queue tr:when retrnsmt uid timeout inode …
+        const [, , , state, queues, , , , , owner] = line.trim().split(/\s+/);
+        if (owner === inode && state === listening) return Number.parseInt(queues?.split(":")[1] ?? "0", 16);
       }
     }
   } catch {
