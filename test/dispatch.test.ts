@@ -33,7 +33,7 @@ async function limitedAgent(concurrency: object, body: Record<string, unknown> =
   return running.body;
 }
 
-/** Creates the tasks one by one (so created_at orders them), with `body` each. */
+/** Creates the tasks one by one (so created_at orders them: see createTask), with `body` each. */
 async function createTasks(agentId: string, count: number, body: Record<string, unknown> = {}) {
   const tasks: TaskOut[] = [];
   for (let i = 0; i < count; i++) tasks.push(await createTask(app, agentId, { title: `t${i}`, ...body }));
