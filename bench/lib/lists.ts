@@ -124,7 +124,11 @@ export async function claimPlans(ctx: Context, url: string, taskAgent: string) {
   const project = "00000000-0000-4000-8000-000000000000";
   const explained: [string, Statement, Arg[]][] = [
     ["The heads of the agent's concurrency keys (leases_heads)", leaseStatements.heads, [taskAgent, now, project]],
-    ["The agent's running tasks by key (leases_running_by_key)", leaseStatements.runningByKey, [taskAgent, project]],
+    [
+      "The agent and its running tasks by key (leases_agent_with_running)",
+      leaseStatements.agentWithRunning,
+      [taskAgent, project],
+    ],
     [
       "Leasing the picked task (leases_claim)",
       leaseStatements.claim,

@@ -86,22 +86,28 @@ async function claim(
 ): Promise<Claimed> {
   for (;;) {
     const claimed = await db.transaction(async (tx): Promise<Claimed | "limited"> => {
-      // The lock's kind follows the limits as first read; read again once it is held, they decide.
-      const first = await tx.get(leaseStatements.agentForClaim, [agentId, projectId]);
-      const exclusive = limited(first);
-      await tx.get(exclusive ? leaseStatements.lockAgent : leaseStatements.lockAgentShared, [agentId]);
-      const agent = await tx.get(leaseStatements.agentForClaim, [agentId, projectId]);
-      if (agent?.status !== "running") return { agent };
-      // Limits set since the first read: again, under the exclusive lock.
-      if (!exclusive && limited(agent)) return "limited";
-      return claimWithin(tx, projectId, agentId, agent, request, answer, pool);
+      // The lock's kind follows the limits as the lock's statement read them; read again once it is held, they decide.
+      const lock = await tx.get(leaseStatements.lockForClaim, [agentId, projectId]);
+      if (!lock) return {};
+      const rows = await tx.all(leaseStatements.agentWithRunning, [agentId, projectId]);
+      const first = rows[0];
+      if (!first) return {};
+      const agent: ClaimAgentRow = {
+        status: first.status,
+        max_running: first.max_running,
+        max_running_per_key: first.max_running_per_key,
+      };
+      if (agent.status !== "running") return { agent };
+      // Limits set since the lock's statement read them: again, under the exclusive lock.
+      if (!lock.exclusive && limited(agent)) return "limited";
+      const counts: Counts = new Map(rows.map((row) => [keyOf(row.concurrency_key), Number(row.running)]));
+      return claimWithin(tx, projectId, agentId, agent, counts, request, answer, pool);
     });
     if (claimed !== "limited") return claimed;
   }
 }
 
-const limited = (agent: ClaimAgentRow | undefined) =>
-  agent !== undefined && (agent.max_running !== null || agent.max_running_per_key !== null);
+const limited = (agent: ClaimAgentRow) => agent.max_running !== null || agent.max_running_per_key !== null;
 
 /** The claim's work once its lock is held and the agent is running: count, pick, lease. */
 async function claimWithin(
@@ -109,16 +115,13 @@ async function claimWithin(
   projectId: string,
   agentId: string,
   agent: ClaimAgentRow,
+  counts: Counts,
   request: LeaseCreateBody,
   answer: KeptAnswer | undefined,
   pool: boolean,
 ): Promise<Claimed> {
-  const counts: Counts = new Map();
   let total = 0;
-  for (const row of await tx.all(leaseStatements.runningByKey, [agentId, projectId])) {
-    counts.set(keyOf(row.concurrency_key), Number(row.running));
-    total += Number(row.running);
-  }
+  for (const running of counts.values()) total += running;
   // The lease's time is taken once the count is read: after every finish the count saw, so the event log's
   // times tell the running tasks at any instant as the claim saw them.
   const now = new Date();

@@ -57,7 +57,7 @@ function headsSql(provider: "sqlite" | "postgresql") {
     FROM heads JOIN tasks h ON h.id = heads.id`;
 }
 
-function runningSql(provider: "sqlite" | "postgresql") {
+function agentWithRunningSql(provider: "sqlite" | "postgresql") {
   const by = indexed(byKeyIndex)[provider];
   const running = "agent_id = $1 AND project_id = $2 AND status = 'running'";
   return `WITH RECURSIVE keys(k) AS (
@@ -66,13 +66,17 @@ function runningSql(provider: "sqlite" | "postgresql") {
       UNION ALL
       SELECT (SELECT concurrency_key FROM tasks${by} WHERE ${running} AND concurrency_key > keys.k
               ORDER BY concurrency_key LIMIT 1)
-      FROM keys WHERE keys.k IS NOT NULL)
-    SELECT k AS concurrency_key,
-      (SELECT COUNT(*) FROM tasks${by} WHERE ${running} AND concurrency_key = keys.k) AS running
-    FROM keys WHERE k IS NOT NULL
-    UNION ALL
-    SELECT NULL, (SELECT COUNT(*) FROM tasks${by} WHERE ${running} AND concurrency_key IS NULL)`;
+      FROM keys WHERE keys.k IS NOT NULL),
+    counts(concurrency_key, running) AS (
+      SELECT k, (SELECT COUNT(*) FROM tasks${by} WHERE ${running} AND concurrency_key = keys.k)
+      FROM keys WHERE k IS NOT NULL
+      UNION ALL
+      SELECT NULL, (SELECT COUNT(*) FROM tasks${by} WHERE ${running} AND concurrency_key IS NULL))
+    SELECT a.status, a.max_running, a.max_running_per_key, counts.concurrency_key, counts.running
+    FROM agents a CROSS JOIN counts WHERE a.id = $1 AND a.project_id = $2`;
 }
+
+const limitsSet = "(max_running IS NOT NULL OR max_running_per_key IS NOT NULL)";
 
 // The lease, capped at the task's deadline; updated_at moves forward by at least 1 ms, as every write's does.
 const leaseColumns = `status = 'running', lease_id = $3, lease_worker = $4, lease_created_at = $2,
@@ -170,39 +174,41 @@ const poolAgents = (kind: PoolSelectorKind) =>
 
 export const leaseStatements = {
   /**
-   * PostgreSQL: the agent's claim lock, exclusive, held to the end of the
-   * transaction (docs/api/leases.md): the claims of an agent with limits
-   * take turns. Claims of other agents, and every other write, do not wait
-   * for it. SQLite: nothing, its writers are serialised already.
+   * The agent's claim lock, held to the end of the transaction
+   * (docs/api/leases.md), of the kind its limits as this statement reads
+   * them ask for. PostgreSQL: exclusive for an agent with limits, so its
+   * claims take turns; shared for one without, so its claims go on at once,
+   * yet a claim that finds limits set waits for them all to commit (and they
+   * for it), and its count sees every lease granted before it. Claims of
+   * other agents, and every other write, do not wait for it. SQLite: no lock,
+   * its writers are serialised already. No row: no such agent in the project.
    */
-  lockAgent: statement<unknown, [agentId: string]>("leases_lock_agent", {
-    sqlite: "SELECT $1 AS agent_id",
-    postgresql: "SELECT pg_advisory_xact_lock(1818585971, hashtext($1))::text AS locked",
-  }),
-  /**
-   * The same lock, shared: the claims of an agent without limits go on at
-   * once, but a claim that finds limits set waits for them all to commit
-   * (and they for it), so its count sees every lease granted before it.
-   */
-  lockAgentShared: statement<unknown, [agentId: string]>("leases_lock_agent_shared", {
-    sqlite: "SELECT $1 AS agent_id",
-    postgresql: "SELECT pg_advisory_xact_lock_shared(1818585971, hashtext($1))::text AS locked",
-  }),
-  agentForClaim: statement<ClaimAgentRow, [agentId: string, projectId: string]>(
-    "leases_agent_for_claim",
-    "SELECT status, max_running, max_running_per_key FROM agents WHERE id = $1 AND project_id = $2",
+  lockForClaim: statement<{ exclusive: boolean | number }, [agentId: string, projectId: string]>(
+    "leases_lock_for_claim",
+    {
+      sqlite: `SELECT ${limitsSet} AS exclusive FROM agents WHERE id = $1 AND project_id = $2`,
+      postgresql: `SELECT ${limitsSet} AS exclusive,
+          (CASE WHEN ${limitsSet} THEN pg_advisory_xact_lock(1818585971, hashtext($1))
+                ELSE pg_advisory_xact_lock_shared(1818585971, hashtext($1)) END)::text AS locked
+        FROM agents WHERE id = $1 AND project_id = $2`,
+    },
   ),
   /**
-   * The agent's running tasks counted by key: its running keys walked as a
-   * loose scan of the (agent_id, status, concurrency_key, …) index, then each
-   * key's count, a range of the same index; the NULL key last (its count may
-   * be 0). Written so, the plan is the same whatever the statistics: the
-   * cost is the agent's running tasks, never its pending ones.
+   * The agent as the claim decides by, read once its lock is held, on every
+   * row beside one of its running keys and how many tasks of that key run:
+   * its running keys walked as a loose scan of the (agent_id, status,
+   * concurrency_key, …) index, then each key's count, a range of the same
+   * index; the NULL key last (its count may be 0). Written so, the plan is
+   * the same whatever the statistics: the cost is the agent's running tasks,
+   * never its pending ones.
    */
-  runningByKey: statement<
-    { concurrency_key: string | null; running: number | bigint | string },
+  agentWithRunning: statement<
+    ClaimAgentRow & { concurrency_key: string | null; running: number | bigint | string },
     [agentId: string, projectId: string]
-  >("leases_running_by_key", { sqlite: runningSql("sqlite"), postgresql: runningSql("postgresql") }),
+  >("leases_agent_with_running", {
+    sqlite: agentWithRunningSql("sqlite"),
+    postgresql: agentWithRunningSql("postgresql"),
+  }),
   heads: statement<HeadRow, [agentId: string, now: Date, projectId: string]>("leases_heads", {
     sqlite: headsSql("sqlite"),
     postgresql: headsSql("postgresql"),
