@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -194,13 +194,16 @@ await worker.start();
     expect([...modules].filter((module) => module !== "@trpc/server" && module !== "zod")).toEqual([]);
   });
 
-  it("its worker declarations name no module at all", () => {
+  it("its worker's declarations name no module, and its code none but node:http and node:https", () => {
     const dist = join(workerOnly, "node_modules/agent-management-sdk/dist");
-    const text = ["worker.d.ts", "worker.js", "worker/create-worker.js", "worker/http.js", "worker/lease-run.js"]
-      .map((file) => readFileSync(join(dist, file), "utf8"))
-      .join("\n");
-    const modules = [...text.matchAll(/from "([^"]+)"|import\("([^"]+)"\)/g)].map((match) => match[1] ?? match[2]);
-    expect(modules.filter((module) => !module?.startsWith("./"))).toEqual([]);
+    const modulesOf = (files: string[]) => {
+      const text = files.map((file) => readFileSync(join(dist, file), "utf8")).join("\n");
+      const named = [...text.matchAll(/from "([^"]+)"|import\("([^"]+)"\)/g)].map((match) => match[1] ?? match[2]);
+      return [...new Set(named.filter((module) => !module?.startsWith("./")))].sort();
+    };
+    const files = ["worker.d.ts", "worker.js", ...readdirSync(join(dist, "worker")).map((file) => `worker/${file}`)];
+    expect(modulesOf(files.filter((file) => file.endsWith(".d.ts")))).toEqual([]);
+    expect(modulesOf(files.filter((file) => file.endsWith(".js")))).toEqual(["node:http", "node:https"]);
   });
 
   it("type-checks the front end's client and a worker under tsc --init's defaults, TypeScript 5 and 7", {
