@@ -4,9 +4,8 @@
 // "patch": one plain PATCH status change per task (pending → running), the
 // cost (h) is compared with. Mode "sdk": the worker SDK (packages/sdk) with
 // `connections` slots and a handler that does nothing: the loop of "lease",
-// on fetch (the SDK's only transport) instead of undici's request. Mode
-// "fetch": the loop of "lease" on fetch, which tells the SDK's own cost from
-// fetch's. Prints one JSON result line.
+// on node:http (the SDK's transport) instead of undici's request. Prints one
+// JSON result line.
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createWorker } from "agent-management-sdk/worker";
@@ -15,7 +14,7 @@ import { Agent, request } from "undici";
 interface RunnerInput {
   url: string;
   agentId: string;
-  mode: "lease" | "patch" | "sdk" | "fetch";
+  mode: "lease" | "patch" | "sdk";
   connections: number;
   duration: number;
   /** A JSON array of the agent's task ids (mode "patch"), used from `offset` on. */
@@ -30,10 +29,6 @@ const taskIds = input.mode === "patch" ? (JSON.parse(readFileSync(input.tasksFil
 let next = input.offset;
 
 async function call(method: "POST" | "PATCH", path: string, body: unknown) {
-  if (input.mode === "fetch") {
-    const res = await fetch(`${input.url}${path}`, { method, headers: json, body: JSON.stringify(body) });
-    return { status: res.status, text: await res.text() };
-  }
   const res = await request(`${input.url}${path}`, { method, headers: json, body: JSON.stringify(body), dispatcher });
   const text = await res.body.text();
   return { status: res.statusCode, text };
