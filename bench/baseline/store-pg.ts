@@ -27,6 +27,8 @@ const toAgent = (row: Row): Agent => ({
   concurrency: { max_running: row.max_running, max_running_per_key: row.max_running_per_key },
 });
 
+// Every agent is the default project's; the lists name it, as the service's do, so both walk the same indexes.
+const defaultProject = "'00000000-0000-4000-8000-000000000000'";
 const columns = "id, name, type, status, created_at, updated_at, version, metadata, max_running, max_running_per_key";
 
 /**
@@ -50,10 +52,14 @@ export function pgStore(url: string, poolSize: number): AgentStore {
       (status
         ? await query(
             "list_status",
-            `SELECT ${columns} FROM agents WHERE status = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`,
+            `SELECT ${columns} FROM agents WHERE project_id = ${defaultProject} AND status = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`,
             [status, limit, skip],
           )
-        : await query("list", `SELECT ${columns} FROM agents ORDER BY created_at, id LIMIT $1 OFFSET $2`, [limit, skip])
+        : await query(
+            "list",
+            `SELECT ${columns} FROM agents WHERE project_id = ${defaultProject} ORDER BY created_at, id LIMIT $1 OFFSET $2`,
+            [limit, skip],
+          )
       ).map(toAgent),
     get: async (id) => {
       const [row] = await query("get", `SELECT ${columns} FROM agents WHERE id = $1`, [id]);
@@ -75,7 +81,7 @@ export function pgStore(url: string, poolSize: number): AgentStore {
       };
       await query(
         "insert",
-        "INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at) VALUES ($1, '00000000-0000-4000-8000-000000000000', $2, $3, $4, $5, $5)",
+        `INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at) VALUES ($1, ${defaultProject}, $2, $3, $4, $5, $5)`,
         [row.id, name, type, row.status, now.toISOString().replace("Z", "")],
       );
       return toAgent(row);

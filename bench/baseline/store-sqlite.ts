@@ -33,6 +33,8 @@ const toAgent = (row: Row): Agent => ({
   concurrency: { max_running: row.max_running, max_running_per_key: row.max_running_per_key },
 });
 
+// Every agent is the default project's; the lists name it, as the service's do, so both walk the same indexes.
+const defaultProject = "'00000000-0000-4000-8000-000000000000'";
 const columns = "id, name, type, status, created_at, updated_at, version, metadata, max_running, max_running_per_key";
 
 /** Applies the project's own SQLite migrations when the file has no schema yet. */
@@ -54,14 +56,14 @@ export function sqliteStore(path: string, migrationsDir: string): AgentStore {
   migrate(db, migrationsDir);
 
   const list = db.prepare<[number, number], Row>(
-    `SELECT ${columns} FROM agents ORDER BY created_at, id LIMIT ? OFFSET ?`,
+    `SELECT ${columns} FROM agents WHERE project_id = ${defaultProject} ORDER BY created_at, id LIMIT ? OFFSET ?`,
   );
   const listByStatus = db.prepare<[string, number, number], Row>(
-    `SELECT ${columns} FROM agents WHERE status = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
+    `SELECT ${columns} FROM agents WHERE project_id = ${defaultProject} AND status = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
   );
   const get = db.prepare<[string], Row>(`SELECT ${columns} FROM agents WHERE id = ?`);
   const insert = db.prepare(
-    "INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at) VALUES (?, '00000000-0000-4000-8000-000000000000', ?, ?, ?, ?, ?)",
+    `INSERT INTO agents (id, project_id, name, type, status, created_at, updated_at) VALUES (?, ${defaultProject}, ?, ?, ?, ?, ?)`,
   );
   const update = db.prepare<[string | null, string | null, string | null, string, string], Row>(
     `UPDATE agents SET name = coalesce(?, name), type = coalesce(?, type), status = coalesce(?, status), updated_at = ?,
