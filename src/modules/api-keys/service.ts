@@ -50,15 +50,6 @@ const TOUCH_EVERY_MS = 60_000;
 /** Keys remembered per instance at most, known and unknown; past it the memory starts again. */
 const MOST_REMEMBERED = 10_000;
 
-/**
- * The keys an instance has looked up, by prefix (null: no such key), so a
- * request with a key reads no row. Revoking a key anywhere bumps a
- * generation and notifies channel `api_keys`; a notification (or, on SQLite,
- * another process's commit) makes the next lookup read the generation, and a
- * changed generation forgets every key. A revocation takes effect on every
- * instance as soon as the notification arrives (PostgreSQL: at once; SQLite:
- * within the 50 ms the file is watched).
- */
 /** A key as remembered: its row, its stored hash decoded, and whose it is (made once, not per request). */
 interface KnownKey {
   row: ApiKeyRow;
@@ -82,6 +73,15 @@ const knownKey = (row: ApiKeyRow): KnownKey => {
   };
 };
 
+/**
+ * The keys an instance has looked up, by prefix (null: no such key), so a
+ * request with a key reads no row. Revoking a key anywhere bumps a
+ * generation and notifies channel `api_keys`; a notification (or, on SQLite,
+ * another process's commit) makes the next lookup read the generation, and a
+ * changed generation forgets every key. A revocation takes effect on every
+ * instance as soon as the notification arrives (PostgreSQL: at once; SQLite:
+ * within the 50 ms the file is watched).
+ */
 class KeyMemory {
   private readonly keys = new Map<string, KnownKey | null>();
   private readonly touched = new Map<string, number>();
