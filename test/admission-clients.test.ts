@@ -1,12 +1,13 @@
 import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { productionOverloadSettings, startTestApp, type TestApp } from "./helpers/app.js";
+import { productionQueueSettings, startTestApp, type TestApp } from "./helpers/app.js";
 
 // Overload is requests waiting longer than the service promises, or the event
 // loop saturated by concurrent work; one client at a time is neither, however
-// fast it goes. The production defaults of the overload settings are set
-// here (the test app turns them off otherwise, see ./helpers/app.ts).
-const productionAdmission = productionOverloadSettings();
+// fast it goes. The wait for a slot keeps its production default here (the
+// test app turns it off otherwise); shedding on event-loop lag stays off, and
+// the chaos suite runs this client with it on (see ./helpers/app.ts).
+const productionAdmission = productionQueueSettings();
 
 let app: TestApp | undefined;
 afterEach(async () => {

@@ -1,14 +1,15 @@
 import { Agent, request } from "node:http";
 import { describe, expect, it } from "vitest";
-import { productionOverloadSettings } from "./helpers/app.js";
+import { productionQueueSettings } from "./helpers/app.js";
 import { servicesOnTestDatabase } from "./helpers/service.js";
 
 // Two processes on one database (WEB_CONCURRENCY=2; on SQLite they take
 // turns at its write lock) under 32 connections of creates: ordinary load,
-// so every request is served. The overload settings keep their production
-// defaults (the helper turns them off otherwise). Each connection sends
-// its next create once answered, for a few seconds; only the statuses count.
-const { start } = servicesOnTestDatabase(productionOverloadSettings());
+// so every request is served. The wait for a slot keeps its production
+// default; shedding on event-loop lag stays off (see ./helpers/app.ts), and
+// the chaos suite runs this load with it on. Each connection sends its next
+// create once answered, for a few seconds; only the statuses count.
+const { start } = servicesOnTestDatabase(productionQueueSettings());
 const connections = 32;
 const runMs = 4000;
 
