@@ -1,14 +1,20 @@
 import { Agent, request } from "node:http";
 import { describe, expect, it } from "vitest";
 import { productionQueueSettings } from "./helpers/app.js";
+import { testProvider } from "./helpers/databases.js";
 import { servicesOnTestDatabase } from "./helpers/service.js";
 
-// Two processes on one database (WEB_CONCURRENCY=2; on SQLite they take
-// turns at its write lock) under 32 connections of creates: ordinary load,
-// so every request is served. The wait for a slot keeps its production
-// default; shedding on event-loop lag stays off (see ./helpers/app.ts), and
-// the chaos suite runs this load with it on. Each connection sends its next
-// create once answered, for a few seconds; only the statuses count.
+// Two processes on one SQLite file (WEB_CONCURRENCY=2; they take turns at
+// its write lock) under 32 connections of creates: ordinary load, so every
+// request is served. Each process has 32 slots, so however the connections
+// are shared between them, no request ever waits in line, and the pass does
+// not depend on the machine's speed. Not on PostgreSQL: there each process
+// has 20 slots, a process may get more than 20 of the connections, and
+// whether those wait past MAX_QUEUE_MS is the machine's speed (6 of 737
+// answered 503 beside 16 busy processes); the chaos suite runs this load on
+// both databases, the machine to itself, with shedding on event-loop lag on
+// as well (here it stays off, see ./helpers/app.ts). Each connection sends
+// its next create once answered, for a few seconds; only the statuses count.
 const { start } = servicesOnTestDatabase(productionQueueSettings());
 const connections = 32;
 const runMs = 4000;
@@ -29,7 +35,7 @@ function create(baseUrl: string, agent: Agent, n: number): Promise<number | stri
   });
 }
 
-describe("two processes under 32 connections of creates", () => {
+describe.runIf(testProvider === "sqlite")("two processes under 32 connections of creates", () => {
   it("answer every POST /agents 2xx", async () => {
     const service = await start({ WEB_CONCURRENCY: "2" });
     // Both workers listen before the load starts, so the connections are shared between them.
