@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { defaultProjectId } from "../../src/resources/acting.js";
 import type { Agent, AgentStore } from "./store.js";
 
 interface Row {
@@ -28,7 +29,7 @@ const toAgent = (row: Row): Agent => ({
 });
 
 // Every agent is the default project's; the lists name it, as the service's do, so both walk the same indexes.
-const defaultProject = "'00000000-0000-4000-8000-000000000000'";
+const defaultProject = `'${defaultProjectId}'`;
 const columns = "id, name, type, status, created_at, updated_at, version, metadata, max_running, max_running_per_key";
 
 /**

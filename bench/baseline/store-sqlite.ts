@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { defaultProjectId } from "../../src/resources/acting.js";
 import type { Agent, AgentStore } from "./store.js";
 
 interface Row {
@@ -34,7 +35,7 @@ const toAgent = (row: Row): Agent => ({
 });
 
 // Every agent is the default project's; the lists name it, as the service's do, so both walk the same indexes.
-const defaultProject = "'00000000-0000-4000-8000-000000000000'";
+const defaultProject = `'${defaultProjectId}'`;
 const columns = "id, name, type, status, created_at, updated_at, version, metadata, max_running, max_running_per_key";
 
 /** Applies the project's own SQLite migrations when the file has no schema yet. */

@@ -46,8 +46,8 @@ export function testConfig(env: Record<string, string>, database: TestDatabase) 
  * refuses whenever this machine cannot turn the loop within
  * MAX_EVENT_LOOP_DELAY_MS, which a loaded machine running other tests beside
  * them does (6 of 813 creates answered 503 beside 10 busy processes, none
- * with it off). The chaos suite checks
- * the same loads with every production setting, the machine to itself.
+ * with it off). The chaos suite checks the same loads with every production
+ * setting, the machine to itself.
  */
 export function productionQueueSettings(): Record<string, string> {
   const { load } = loadConfig({ DATABASE_URL: "file:unused.db" });

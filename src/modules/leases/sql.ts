@@ -40,9 +40,10 @@ function headsSql(provider: "sqlite" | "postgresql") {
   const by = indexed(byKeyIndex)[provider];
   const pending = "agent_id = $1 AND project_id = $3 AND status = 'pending'";
   // Ordered as the index is (the key is fixed), so the walk is of that key's rows only, also for the NULL key.
-  const head = (keyCondition: string) => `(SELECT t.id FROM tasks t${by}
+  const head = (columns: string, keyCondition: string) => `SELECT ${columns} FROM tasks t${by}
       WHERE t.agent_id = $1 AND t.project_id = $3 AND ${keyCondition} AND ${ready("t")}
-      ORDER BY t.concurrency_key, ${pickOrder("t")} LIMIT 1)`;
+      ORDER BY t.concurrency_key, ${pickOrder("t")} LIMIT 1`;
+  const headColumns = "t.id, t.concurrency_key, t.priority, t.run_at, t.created_at";
   const keys = `WITH RECURSIVE keys(k) AS (
       SELECT (SELECT concurrency_key FROM tasks${by} WHERE ${pending} AND concurrency_key IS NOT NULL
               ORDER BY concurrency_key LIMIT 1)
@@ -53,17 +54,16 @@ function headsSql(provider: "sqlite" | "postgresql") {
   if (provider === "postgresql") {
     // Each head read whole by its own seek (LATERAL): joining the heads' ids back to tasks was planned as a
     // hash join over a scan of every task (2.3 of the statement's 4.3 ms at 10,000 tasks; 0.7 ms now).
-    const headRow = (keyCondition: string) => `SELECT t.id, t.concurrency_key, t.priority, t.run_at, t.created_at
-      FROM tasks t WHERE t.agent_id = $1 AND t.project_id = $3 AND ${keyCondition} AND ${ready("t")}
-      ORDER BY t.concurrency_key, ${pickOrder("t")} LIMIT 1`;
     return `${keys}
-      SELECT h.* FROM keys CROSS JOIN LATERAL (${headRow("t.concurrency_key = keys.k")}) h WHERE keys.k IS NOT NULL
-      UNION ALL (${headRow("t.concurrency_key IS NULL")})`;
+      SELECT h.* FROM keys CROSS JOIN LATERAL (${head(headColumns, "t.concurrency_key = keys.k")}) h
+      WHERE keys.k IS NOT NULL
+      UNION ALL (${head(headColumns, "t.concurrency_key IS NULL")})`;
   }
+  // SQLite has no LATERAL: each head's id, then its row.
   return `${keys},
     heads(id) AS (
-      SELECT ${head("t.concurrency_key = keys.k")} FROM keys WHERE keys.k IS NOT NULL
-      UNION ALL SELECT ${head("t.concurrency_key IS NULL")})
+      SELECT (${head("t.id", "t.concurrency_key = keys.k")}) FROM keys WHERE keys.k IS NOT NULL
+      UNION ALL SELECT (${head("t.id", "t.concurrency_key IS NULL")}))
     SELECT h.id, h.concurrency_key, h.priority, h.run_at, h.created_at
     FROM heads JOIN tasks h ON h.id = heads.id`;
 }
