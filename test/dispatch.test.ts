@@ -213,6 +213,19 @@ describe("limits on the claim", () => {
     await takeLease(app, agent.id);
   });
 
+  it("claims at once, served together, keep both limits and pick as one after another would", async () => {
+    const agent = await limitedAgent({ max_running: 5, max_running_per_key: 2 });
+    const a = await createTasks(agent.id, 4, { concurrency_key: "a" });
+    const b = await createTasks(agent.id, 4, { concurrency_key: "b" });
+    const c = await createTasks(agent.id, 1, { concurrency_key: "c" });
+    const answers = await Promise.all(Array.from({ length: 12 }, () => lease(agent.id)));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([...Array(5).fill(201), ...Array(7).fill(204)]);
+    const leased = answers.filter((answer) => answer.status === 201).map((answer) => answer.body.task_id);
+    // Fewest running per key first, then run_at: a, b, c, then a and b again; never a third of a key.
+    expect(leased.sort()).toEqual([a[0], a[1], b[0], b[1], c[0]].map((task) => task?.id).sort());
+    expect((await lease(agent.id)).status).toBe(204);
+  });
+
   it("a long poll held back by a limit is answered when a slot frees", async () => {
     const agent = await limitedAgent({ max_running: 1 });
     const [, second] = await createTasks(agent.id, 2);

@@ -37,8 +37,8 @@ async function liveLease(db: Queryable, projectId: string, agentId: string, leas
  * agent's running tasks themselves, under a transaction-scoped advisory lock
  * of the agent (PostgreSQL) taken first, so each count sees every claim that
  * went before it (READ COMMITTED: each statement its own snapshot). What it
- * costs: the claims of an agent with limits take turns (each holds the lock
- * for a few statements). An agent without limits takes the lock shared: its
+ * costs: the claims of an agent with limits take turns (each turn holds the
+ * lock for a few statements a claim it serves, below). An agent without limits takes the lock shared: its
  * claims go on at once (two on the same task: the second finds it taken and
  * takes the next), yet a claim that finds limits just set waits for them.
  * Claims of other agents, task writes and finishes never wait for it, and a
@@ -71,12 +71,36 @@ interface Claimed {
   agent?: ClaimAgentRow;
 }
 
+/** A claim waiting for its agent's next turn in this process. */
+interface Waiting {
+  request: LeaseCreateBody;
+  answer: KeptAnswer | undefined;
+  pool: boolean;
+  settle: (claimed: Claimed | Promise<Claimed>) => void;
+}
+
+/*
+ * Why claims take turns in the process too. The claims of an agent with
+ * limits take turns at its lock anyway, so what one spends holding the lock
+ * bounds them all. Waiting at the lock, each held one of the pool's
+ * connections (finishes queued behind them), and each turn paid for its own
+ * transaction: the lock, the agent's counts and the commit. So the claims of
+ * one agent in one process wait here instead, holding nothing, and each turn
+ * serves all that wait in one transaction, one claim after another, in
+ * arrival order: the same picks, in the same order, as one turn each. A claim
+ * with an Idempotency-Key has a turn of its own: its key found taken rolls
+ * back its transaction, which must not undo another request's lease. On
+ * PostgreSQL, 32 workers of one agent with limits: 271 → 406 leases and
+ * finishes a second, 2,205 → 1,538 µs of CPU each (docs/performance.md).
+ */
+const waitingByDatabase = new WeakMap<Database, Map<string, Waiting[]>>();
+
 /**
  * Takes the agent's next task within its limits, with its task.leased event;
  * no lease when none is ready or the limits are reached. The one claim of
  * both kinds of lease: `pool` marks the agent's turn as taken.
  */
-async function claim(
+function claim(
   db: Database,
   projectId: string,
   agentId: string,
@@ -84,24 +108,74 @@ async function claim(
   answer: KeptAnswer | undefined,
   pool = false,
 ): Promise<Claimed> {
+  const waiting = waitingByDatabase.get(db) ?? new Map<string, Waiting[]>();
+  waitingByDatabase.set(db, waiting);
+  const key = `${projectId} ${agentId}`;
+  return new Promise<Claimed>((settle) => {
+    const line = waiting.get(key);
+    if (line) {
+      line.push({ request, answer, pool, settle });
+      return;
+    }
+    waiting.set(key, [{ request, answer, pool, settle }]);
+    void serveTurns(db, projectId, agentId, waiting, key);
+  });
+}
+
+/** Serves the agent's waiting claims, turn after turn, until none waits. */
+async function serveTurns(
+  db: Database,
+  projectId: string,
+  agentId: string,
+  waiting: Map<string, Waiting[]>,
+  key: string,
+): Promise<void> {
+  for (let line = waiting.get(key) ?? []; line.length > 0; line = waiting.get(key) ?? []) {
+    // The first in line, and those behind it without a key, unless it has one.
+    const solo = line[0]?.answer !== undefined;
+    const count = solo ? 1 : line.findIndex((claim) => claim.answer !== undefined);
+    const turn = line.splice(0, count === -1 ? line.length : count);
+    const claimed = takeTurn(db, projectId, agentId, turn);
+    turn.forEach((claim, i) => {
+      claim.settle(claimed.then((all) => all[i] as Claimed));
+    });
+    await claimed.catch(() => {});
+  }
+  waiting.delete(key);
+}
+
+/** One turn at the agent's lock: the claims of `turn`, in order, in one transaction. */
+async function takeTurn(db: Database, projectId: string, agentId: string, turn: Waiting[]): Promise<Claimed[]> {
   for (;;) {
-    const claimed = await db.transaction(async (tx): Promise<Claimed | "limited"> => {
+    const claimed = await db.transaction(async (tx): Promise<Claimed[] | "limited"> => {
+      const all = (claimed: Claimed) => turn.map(() => claimed);
       // The lock's kind follows the limits as the lock's statement read them; read again once it is held, they decide.
       const lock = await tx.get(leaseStatements.lockForClaim, [agentId, projectId]);
-      if (!lock) return {};
+      if (!lock) return all({});
       const rows = await tx.all(leaseStatements.agentWithRunning, [agentId, projectId]);
       const first = rows[0];
-      if (!first) return {};
+      if (!first) return all({});
       const agent: ClaimAgentRow = {
         status: first.status,
         max_running: first.max_running,
         max_running_per_key: first.max_running_per_key,
       };
-      if (agent.status !== "running") return { agent };
+      if (agent.status !== "running") return all({ agent });
       // Limits set since the lock's statement read them: again, under the exclusive lock.
       if (!lock.exclusive && limited(agent)) return "limited";
       const counts: Counts = new Map(rows.map((row) => [keyOf(row.concurrency_key), Number(row.running)]));
-      return claimWithin(tx, projectId, agentId, agent, counts, request, answer, pool);
+      const results: Claimed[] = [];
+      for (const { request, answer, pool } of turn) {
+        // Once one finds nothing (none ready, or the limits reached), neither would those after it.
+        const claimed =
+          results.at(-1)?.lease === undefined && results.length > 0
+            ? { agent }
+            : await claimWithin(tx, projectId, agentId, agent, counts, request, answer, pool);
+        const leasedKey = keyOf(claimed.lease?.task.concurrency_key ?? null);
+        if (claimed.lease) counts.set(leasedKey, (counts.get(leasedKey) ?? 0) + 1);
+        results.push(claimed);
+      }
+      return results;
     });
     if (claimed !== "limited") return claimed;
   }
