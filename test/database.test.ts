@@ -239,6 +239,25 @@ describe("transactions", () => {
   );
 });
 
+describe.runIf(testProvider === "postgresql")("a connection the server ends while a transaction holds it", () => {
+  const backendPid = statement<{ pid: number }>("test_backend_pid", "SELECT pg_backend_pid() AS pid");
+  const terminate = statement<unknown, [pid: number]>("test_terminate", "SELECT pg_terminate_backend($1)");
+
+  it("fails that transaction as unavailable, does not end the process, and the pool goes on", async () => {
+    const error = await db
+      .transaction(async (tx) => {
+        const pid = (await tx.get(backendPid, []))?.pid as number;
+        // Ended from another connection while this one sits between two statements: no query to fail.
+        await db.run(terminate, [pid]);
+        await sleep(200);
+        await tx.run(insertAgent, [randomUUID(), "never", new Date()]);
+      })
+      .catch((e: unknown) => e);
+    expect(isDatabaseUnavailable(error)).toBe(true);
+    expect((await db.all(agentNames, [])).map((row) => row.name)).not.toContain("never");
+  });
+});
+
 /** Sends `payload` until a listener of `channel` has it, so the listener is known to be connected. */
 async function untilHeard(sender: Database, channel: string, heard: string[], payload: string) {
   const deadline = Date.now() + 5_000;

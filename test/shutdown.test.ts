@@ -134,7 +134,7 @@ describe.runIf(testProvider === "postgresql")("shutdown when the database goes a
         lone.exited,
         new Promise((resolve) => setTimeout(() => resolve("still running"), 8000)),
       ]);
-      expect(code).toBe(0);
+      expect(code, `${lone.output().stdout}\n${lone.output().stderr}`).toBe(0);
       expect(lone.output().stdout).toMatch(/"msg":"stopped"/);
     } finally {
       await lone.kill();

@@ -171,6 +171,11 @@ export function connectPostgres(connectionString: string): Database {
   // An idle connection the server closed is dropped by the pool; without a
   // listener the error would end the process.
   pool.on("error", () => {});
+  // The pool listens for errors only on the connections it holds idle. One that the server ends while it is
+  // lent out (a transaction between two statements; a dropped database while shutting down) would emit
+  // 'error' with no query to fail it and, with no listener, end the process. Its next statement fails
+  // instead (DatabaseUnavailableError), and the pool drops it when it comes back.
+  pool.on("connect", (client) => client.on("error", () => {}));
   const prisma = new PostgresClient({ adapter: new PrismaPg(pool) }) as unknown as PrismaClient;
   return new PostgresDatabase(prisma, pool, connectionString);
 }
