@@ -38,8 +38,8 @@ async function liveLease(db: Queryable, projectId: string, agentId: string, leas
  * of the agent (PostgreSQL) taken first, so each count sees every claim that
  * went before it (READ COMMITTED: each statement its own snapshot). What it
  * costs: the claims of an agent with limits take turns (each turn holds the
- * lock for a few statements a claim it serves, below). An agent without limits takes the lock shared: its
- * claims go on at once (two on the same task: the second finds it taken and
+ * lock for a few statements per claim it serves, below). An agent without
+ * limits takes the lock shared: its claims go on at once (two on the same task: the second finds it taken and
  * takes the next), yet a claim that finds limits just set waits for them.
  * Claims of other agents, task writes and finishes never wait for it, and a
  * finish frees its slot just by being committed. SQLite serialises its
@@ -131,7 +131,7 @@ async function serveTurns(
   key: string,
 ): Promise<void> {
   for (let line = waiting.get(key) ?? []; line.length > 0; line = waiting.get(key) ?? []) {
-    // The first in line, and those behind it without a key, unless it has one.
+    // The first in line alone if it has an Idempotency-Key; else it and those behind it up to the next that has one.
     const solo = line[0]?.answer !== undefined;
     const count = solo ? 1 : line.findIndex((claim) => claim.answer !== undefined);
     const turn = line.splice(0, count === -1 ? line.length : count);
@@ -165,14 +165,17 @@ async function takeTurn(db: Database, projectId: string, agentId: string, turn: 
       if (!lock.exclusive && limited(agent)) return "limited";
       const counts: Counts = new Map(rows.map((row) => [keyOf(row.concurrency_key), Number(row.running)]));
       const results: Claimed[] = [];
+      // Once a claim finds nothing (none ready, or the limits reached), neither would those after it.
+      let exhausted = false;
       for (const { request, answer, pool } of turn) {
-        // Once one finds nothing (none ready, or the limits reached), neither would those after it.
-        const claimed =
-          results.at(-1)?.lease === undefined && results.length > 0
-            ? { agent }
-            : await claimWithin(tx, projectId, agentId, agent, counts, request, answer, pool);
-        const leasedKey = keyOf(claimed.lease?.task.concurrency_key ?? null);
-        if (claimed.lease) counts.set(leasedKey, (counts.get(leasedKey) ?? 0) + 1);
+        const claimed = exhausted
+          ? { agent }
+          : await claimWithin(tx, projectId, agentId, agent, counts, request, answer, pool);
+        if (claimed.lease) {
+          // Counted for the claims after it in this turn, as the next turn's count would.
+          const key = keyOf(claimed.lease.task.concurrency_key);
+          counts.set(key, (counts.get(key) ?? 0) + 1);
+        } else exhausted = true;
         results.push(claimed);
       }
       return results;
