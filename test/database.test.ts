@@ -242,14 +242,16 @@ describe("transactions", () => {
 describe.runIf(testProvider === "postgresql")("a connection the server ends while a transaction holds it", () => {
   const backendPid = statement<{ pid: number }>("test_backend_pid", "SELECT pg_backend_pid() AS pid");
   const terminate = statement<unknown, [pid: number]>("test_terminate", "SELECT pg_terminate_backend($1)");
+  const backend = statement<unknown, [pid: number]>("test_backend", "SELECT 1 FROM pg_stat_activity WHERE pid = $1");
 
   it("fails that transaction as unavailable, does not end the process, and the pool goes on", async () => {
     const error = await db
       .transaction(async (tx) => {
         const pid = (await tx.get(backendPid, []))?.pid as number;
-        // Ended from another connection while this one sits between two statements: no query to fail.
+        // Ended from another connection while this one sits between two statements: no query to fail. Once
+        // its backend is gone, the server's last message to it has been sent.
         await db.run(terminate, [pid]);
-        await sleep(200);
+        while (await db.get(backend, [pid])) await sleep(10);
         await tx.run(insertAgent, [randomUUID(), "never", new Date()]);
       })
       .catch((e: unknown) => e);
