@@ -39,8 +39,9 @@ async function liveLease(db: Queryable, projectId: string, agentId: string, leas
  * went before it (READ COMMITTED: each statement its own snapshot). What it
  * costs: the claims of an agent with limits take turns (each turn holds the
  * lock for a few statements per claim it serves, below). An agent without
- * limits takes the lock shared: its claims go on at once (two on the same task: the second finds it taken and
- * takes the next), yet a claim that finds limits just set waits for them.
+ * limits takes the lock shared: its claims go on at once (two on the same
+ * task: the second finds it taken and takes the next), yet a claim that
+ * finds limits just set waits for them.
  * Claims of other agents, task writes and finishes never wait for it, and a
  * finish frees its slot just by being committed. SQLite serialises its
  * writers already: the same statements need no lock there.
@@ -108,8 +109,11 @@ function claim(
   answer: KeptAnswer | undefined,
   pool = false,
 ): Promise<Claimed> {
-  const waiting = waitingByDatabase.get(db) ?? new Map<string, Waiting[]>();
-  waitingByDatabase.set(db, waiting);
+  let waiting = waitingByDatabase.get(db);
+  if (!waiting) {
+    waiting = new Map();
+    waitingByDatabase.set(db, waiting);
+  }
   const key = `${projectId} ${agentId}`;
   return new Promise<Claimed>((settle) => {
     const line = waiting.get(key);
